@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs every test and ends with one line "N passed, M failed" (test cases).
+#   tests/run_tests.sh [--build DIR] [--unit-only | --cluster-only]
+# Unit tests: the Catch2 binary DIR/unit-tests (each TEST_CASE is one case).
+# Cluster tests: tests/cluster/run.sh starts a local Slurm cluster, runs the
+# end-to-end cases and prints one "ok - NAME" or "not ok - NAME" line each.
+set -u
+cd "$(dirname "$0")/.."
+build=build
+what=all
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --build) build=$2; shift 2 ;;
+        --unit-only) what=unit; shift ;;
+        --cluster-only) what=cluster; shift ;;
+        *) echo "run_tests.sh: unknown argument '$1' (expected --build DIR, --unit-only or --cluster-only)" >&2; exit 2 ;;
+    esac
+done
+
+passed=0
+failed=0
+status=0
+
+if [ "$what" != cluster ]; then
+    echo "== unit tests ($build/unit-tests)"
+    log=$(mktemp)
+    "$build/unit-tests" --use-colour no 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    summary=$(grep -E '^(All tests passed|test cases:)' "$log" | tail -n 1)
+    if [[ "$summary" =~ All\ tests\ passed\ \(([0-9]+)\ assertions?\ in\ ([0-9]+)\ test\ cases?\) ]]; then
+        passed=$((passed + BASH_REMATCH[2]))
+    elif [[ "$summary" =~ test\ cases:\ *([0-9]+)\ \|\ *([0-9]+)\ passed\ \|\ *([0-9]+)\ failed ]]; then
+        passed=$((passed + BASH_REMATCH[2]))
+        failed=$((failed + BASH_REMATCH[3]))
+    elif [[ "$summary" =~ test\ cases:\ *([0-9]+)\ \|\ *([0-9]+)\ failed ]]; then
+        failed=$((failed + BASH_REMATCH[2]))
+    else
+        echo "run_tests.sh: could not read the unit tests' summary (exit $rc)" >&2
+        failed=$((failed + 1))
+    fi
+    [ "$rc" -eq 0 ] || status=1
+    rm -f "$log"
+fi
+
+if [ "$what" != unit ] && [ -x tests/cluster/run.sh ]; then
+    echo "== cluster tests (tests/cluster/run.sh)"
+    log=$(mktemp)
+    bash tests/cluster/run.sh "$build" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    ok=$(grep -c '^ok - ' "$log")
+    notok=$(grep -c '^not ok - ' "$log")
+    passed=$((passed + ok))
+    failed=$((failed + notok))
+    if [ "$rc" -ne 0 ] && [ "$notok" -eq 0 ]; then
+        echo "run_tests.sh: the cluster tests failed outside a test case (exit $rc)" >&2
+        failed=$((failed + 1))
+    fi
+    [ "$rc" -eq 0 ] || status=1
+    rm -f "$log"
+fi
+
+[ "$failed" -eq 0 ] || status=1
+echo "$passed passed, $failed failed"
+exit $status
