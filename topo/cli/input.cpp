@@ -1,0 +1,26 @@
+#include "input.hpp"
+
+#include "topo/topology_loader.hpp"
+
+namespace gputopo::cli {
+
+OptionSpec topology_option() {
+    return {"--topology", "FILE", "read an hwloc XML or NCCL/RCCL topology XML file instead of this machine"};
+}
+
+OptionSpec format_option() { return {"--format", "table|json", "output format (default: table)"}; }
+
+Node load_node(const ParsedArgs& args) {
+    if (args.has("--topology")) {
+        const std::string path = args.get("--topology");
+        if (path.empty()) throw UsageError("empty value for --topology (expected a topology file)");
+        return load_topology_file(path);
+    }
+    return discover_this_machine();
+}
+
+bool want_json(const ParsedArgs& args) {
+    return parse_choice("--format", args.get("--format", "table"), {"table", "json"}) == "json";
+}
+
+}  // namespace gputopo::cli
