@@ -1,0 +1,430 @@
+#include "gpu_grouping.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <unordered_map>
+
+#include "distance.hpp"
+#include "islands.hpp"
+
+namespace gputopo {
+
+namespace {
+
+constexpr int kInf = std::numeric_limits<int>::max() / 4;
+
+// Pairwise ranks between the allocation's GPUs (positions in `gpus`).
+struct Ranks {
+    int n = 0;
+    std::vector<int> link;  // gpu_gpu_path rank
+    std::vector<int> pci;   // PCIe-only rank (tie-breaker)
+    int r(int i, int j) const { return link[static_cast<size_t>(i * n + j)]; }
+    int p(int i, int j) const { return pci[static_cast<size_t>(i * n + j)]; }
+};
+
+Ranks compute_ranks(const Node& node, const std::vector<int>& gpus) {
+    Ranks k;
+    k.n = static_cast<int>(gpus.size());
+    k.link.assign(static_cast<size_t>(k.n * k.n), 0);
+    k.pci.assign(static_cast<size_t>(k.n * k.n), 0);
+    for (int i = 0; i < k.n; ++i) {
+        for (int j = i + 1; j < k.n; ++j) {
+            int a = gpus[static_cast<size_t>(i)], b = gpus[static_cast<size_t>(j)];
+            int lr = gpu_gpu_path(node, a, b).rank();
+            const Gpu& ga = node.gpus[static_cast<size_t>(a)];
+            const Gpu& gb = node.gpus[static_cast<size_t>(b)];
+            int pr = pci_path(node, ga.pci_object, gb.pci_object, ga.numa, gb.numa).rank();
+            k.link[static_cast<size_t>(i * k.n + j)] = k.link[static_cast<size_t>(j * k.n + i)] = lr;
+            k.pci[static_cast<size_t>(i * k.n + j)] = k.pci[static_cast<size_t>(j * k.n + i)] = pr;
+        }
+    }
+    return k;
+}
+
+GroupScore score_positions(const Ranks& k, const std::vector<int>& members) {
+    GroupScore s;
+    for (size_t x = 0; x < members.size(); ++x)
+        for (size_t y = x + 1; y < members.size(); ++y) {
+            int r = k.r(members[x], members[y]);
+            s.worst = std::max(s.worst, r);
+            s.sum += r;
+            s.pci += k.p(members[x], members[y]);
+        }
+    return s;
+}
+
+// ---------------------------------------------------------------- exact --
+
+struct Entry {
+    int worst = -1;     // phase 1: minimal worst of the rest; -1 unknown
+    int sum = -1;       // phase 2: minimal sum of the rest; -1 unknown, kInf infeasible
+    int pci = 0;
+    uint32_t choice = 0;  // phase 2: the group chosen here (bit mask of positions)
+    int8_t kind = -1;
+};
+
+class ExactGrouping {
+public:
+    ExactGrouping(const Ranks& k, const std::vector<GroupKind>& kinds) : k_(k), kinds_(kinds) {
+        n_ = k.n;
+        full_ = n_ == 32 ? 0xffffffffu : ((1u << n_) - 1u);
+        dims_ = kinds_.size() > 1 ? kinds_[0].count + 1 : 1;
+        size_t states = (size_t{1} << n_) * static_cast<size_t>(dims_);
+        if (states <= (size_t{1} << 18)) flat_.assign(states, Entry{});
+    }
+
+    std::vector<std::vector<int>> solve() {
+        limit_ = solve_worst(0, 0);
+        solve_sum(0, 0);
+        std::vector<std::vector<int>> groups;
+        uint32_t mask = 0;
+        int used1 = 0;
+        while (mask != full_) {
+            const Entry& e = entry(mask, used1);
+            if (e.kind < 0 || e.choice == 0) break;  // sizes that do not add up: nothing more to place
+            if (kinds_[static_cast<size_t>(e.kind)].costed) {
+                std::vector<int> g;
+                for (int i = 0; i < n_; ++i)
+                    if (e.choice & (1u << i)) g.push_back(i);
+                groups.push_back(g);
+            }
+            if (e.kind == 0 && dims_ > 1) ++used1;
+            mask |= e.choice;
+        }
+        return groups;
+    }
+
+private:
+    Entry& entry(uint32_t mask, int used1) {
+        size_t key = static_cast<size_t>(mask) * static_cast<size_t>(dims_) + static_cast<size_t>(dims_ > 1 ? used1 : 0);
+        if (!flat_.empty()) return flat_[key];
+        return map_[key];
+    }
+
+    int remaining(size_t kind, uint32_t mask, int used1) const {
+        if (dims_ == 1) return kinds_[0].count - __builtin_popcount(mask) / kinds_[0].size;
+        int used_members1 = used1 * kinds_[0].size;
+        int used2 = (__builtin_popcount(mask) - used_members1) / kinds_[1].size;
+        return kind == 0 ? kinds_[0].count - used1 : kinds_[1].count - used2;
+    }
+
+    // Calls leaf(group_mask, score) for every group of `size` positions made
+    // of `first` and free positions above it, in lexicographic order. `prune`
+    // gets the running worst rank: true stops that branch.
+    template <class Prune, class Leaf>
+    void enumerate(uint32_t mask, int first, int size, bool costed, Prune prune, Leaf leaf) const {
+        int members[32];
+        members[0] = first;
+        GroupScore s;
+        rec(mask, first + 1, 1, size, costed, members, s, prune, leaf);
+    }
+
+    template <class Prune, class Leaf>
+    void rec(uint32_t mask, int from, int have, int size, bool costed, int* members, GroupScore s, Prune& prune,
+             Leaf& leaf) const {
+        if (have == size) {
+            uint32_t g = 0;
+            for (int x = 0; x < size; ++x) g |= 1u << members[x];
+            leaf(g, s);
+            return;
+        }
+        for (int j = from; j <= n_ - (size - have); ++j) {
+            if (mask & (1u << j)) continue;
+            GroupScore t = s;
+            if (costed)
+                for (int x = 0; x < have; ++x) {
+                    int r = k_.r(members[x], j);
+                    t.worst = std::max(t.worst, r);
+                    t.sum += r;
+                    t.pci += k_.p(members[x], j);
+                }
+            if (prune(t.worst)) continue;
+            members[have] = j;
+            rec(mask, j + 1, have + 1, size, costed, members, t, prune, leaf);
+        }
+    }
+
+    int solve_worst(uint32_t mask, int used1) {
+        if (mask == full_) return 0;
+        {
+            Entry& e = entry(mask, used1);
+            if (e.worst >= 0) return e.worst;
+        }
+        int first = __builtin_ctz(~mask & full_);
+        int best = kInf;
+        for (size_t kind = 0; kind < kinds_.size(); ++kind) {
+            if (remaining(kind, mask, used1) <= 0) continue;
+            const GroupKind& gk = kinds_[kind];
+            enumerate(
+                mask, first, gk.size, gk.costed, [&](int w) { return w >= best; },
+                [&](uint32_t g, const GroupScore& s) {
+                    int rest = solve_worst(mask | g, used1 + (kind == 0 && dims_ > 1 ? 1 : 0));
+                    if (rest >= kInf) return;
+                    best = std::min(best, std::max(s.worst, rest));
+                });
+        }
+        entry(mask, used1).worst = best;
+        return best;
+    }
+
+    // Minimal (sum, pci) of the rest, using only groups whose worst <= limit_.
+    std::pair<int, int> solve_sum(uint32_t mask, int used1) {
+        if (mask == full_) return {0, 0};
+        {
+            Entry& e = entry(mask, used1);
+            if (e.sum >= 0) return {e.sum, e.pci};
+        }
+        int first = __builtin_ctz(~mask & full_);
+        std::pair<int, int> best{kInf, kInf};
+        uint32_t choice = 0;
+        int8_t best_kind = -1;
+        for (size_t kind = 0; kind < kinds_.size(); ++kind) {
+            if (remaining(kind, mask, used1) <= 0) continue;
+            const GroupKind& gk = kinds_[kind];
+            enumerate(
+                mask, first, gk.size, gk.costed, [&](int w) { return w > limit_; },
+                [&](uint32_t g, const GroupScore& s) {
+                    auto rest = solve_sum(mask | g, used1 + (kind == 0 && dims_ > 1 ? 1 : 0));
+                    if (rest.first >= kInf) return;
+                    std::pair<int, int> v{static_cast<int>(s.sum) + rest.first, static_cast<int>(s.pci) + rest.second};
+                    if (v < best) {
+                        best = v;
+                        choice = g;
+                        best_kind = static_cast<int8_t>(kind);
+                    }
+                });
+        }
+        Entry& e = entry(mask, used1);
+        e.sum = best.first;
+        e.pci = best.second;
+        e.choice = choice;
+        e.kind = best_kind;
+        return best;
+    }
+
+    const Ranks& k_;
+    std::vector<GroupKind> kinds_;
+    int n_ = 0;
+    uint32_t full_ = 0;
+    int dims_ = 1;
+    int limit_ = 0;
+    std::vector<Entry> flat_;
+    std::unordered_map<size_t, Entry> map_;
+};
+
+// ------------------------------------------------------------ heuristic --
+
+struct Partition {
+    std::vector<std::vector<int>> groups;  // positions
+    std::vector<bool> costed;
+};
+
+struct GlobalScore {
+    int worst = 0;
+    int at_worst = 0;
+    long long sum = 0;
+    long long pci = 0;
+    bool operator<(const GlobalScore& o) const {
+        if (worst != o.worst) return worst < o.worst;
+        if (at_worst != o.at_worst) return at_worst < o.at_worst;
+        if (sum != o.sum) return sum < o.sum;
+        return pci < o.pci;
+    }
+};
+
+GlobalScore global_score(const std::vector<GroupScore>& scores, const std::vector<bool>& costed) {
+    GlobalScore g;
+    for (size_t i = 0; i < scores.size(); ++i) {
+        if (!costed[i]) continue;
+        const GroupScore& s = scores[i];
+        if (s.worst > g.worst) {
+            g.worst = s.worst;
+            g.at_worst = 1;
+        } else if (s.worst == g.worst) {
+            ++g.at_worst;
+        }
+        g.sum += s.sum;
+        g.pci += s.pci;
+    }
+    return g;
+}
+
+// Group sizes in the order the seeds fill them: costed kinds first.
+std::vector<std::pair<int, bool>> slots(const std::vector<GroupKind>& kinds) {
+    std::vector<std::pair<int, bool>> out;
+    for (bool costed_pass : {true, false})
+        for (const auto& k : kinds)
+            if (k.costed == costed_pass)
+                for (int c = 0; c < k.count; ++c) out.emplace_back(k.size, k.costed);
+    return out;
+}
+
+Partition seed_blocks(const Node& node, const std::vector<int>& gpus, const std::vector<GroupKind>& kinds) {
+    std::vector<int> island = gpu_islands(node);
+    std::vector<int> order(gpus.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+        const Gpu& a = node.gpus[static_cast<size_t>(gpus[static_cast<size_t>(x)])];
+        const Gpu& b = node.gpus[static_cast<size_t>(gpus[static_cast<size_t>(y)])];
+        int ia = island[static_cast<size_t>(a.index)], ib = island[static_cast<size_t>(b.index)];
+        if (ia != ib) return ia < ib;
+        if (a.numa != b.numa) return a.numa < b.numa;
+        return a.index < b.index;
+    });
+    Partition p;
+    size_t at = 0;
+    for (auto [size, costed] : slots(kinds)) {
+        std::vector<int> g(order.begin() + static_cast<long>(at), order.begin() + static_cast<long>(at + static_cast<size_t>(size)));
+        at += static_cast<size_t>(size);
+        p.groups.push_back(g);
+        p.costed.push_back(costed);
+    }
+    return p;
+}
+
+Partition seed_greedy(const Ranks& k, const std::vector<GroupKind>& kinds) {
+    std::vector<bool> used(static_cast<size_t>(k.n), false);
+    Partition p;
+    for (auto [size, costed] : slots(kinds)) {
+        std::vector<int> g;
+        if (!costed) {
+            for (int i = 0; i < k.n && static_cast<int>(g.size()) < size; ++i)
+                if (!used[static_cast<size_t>(i)]) g.push_back(i);
+        } else {
+            for (int i = 0; i < k.n; ++i)
+                if (!used[static_cast<size_t>(i)]) {
+                    g.push_back(i);
+                    break;
+                }
+            while (static_cast<int>(g.size()) < size) {
+                int best = -1;
+                std::pair<int, long long> best_cost{kInf, 0};
+                for (int j = 0; j < k.n; ++j) {
+                    if (used[static_cast<size_t>(j)] || std::find(g.begin(), g.end(), j) != g.end()) continue;
+                    int w = 0;
+                    long long s = 0;
+                    for (int m : g) {
+                        w = std::max(w, k.r(m, j));
+                        s += k.r(m, j) * 1000LL + k.p(m, j);
+                    }
+                    if (std::make_pair(w, s) < best_cost) {
+                        best_cost = {w, s};
+                        best = j;
+                    }
+                }
+                g.push_back(best);
+            }
+        }
+        for (int m : g) used[static_cast<size_t>(m)] = true;
+        p.groups.push_back(g);
+        p.costed.push_back(costed);
+    }
+    return p;
+}
+
+GlobalScore improve_by_swaps(const Ranks& k, Partition& p) {
+    std::vector<GroupScore> scores;
+    for (const auto& g : p.groups) scores.push_back(score_positions(k, g));
+    for (size_t i = 0; i < p.groups.size(); ++i)
+        if (!p.costed[i]) scores[i] = GroupScore{};
+    GlobalScore cur = global_score(scores, p.costed);
+    for (int pass = 0; pass < 64; ++pass) {
+        bool improved = false;
+        for (size_t a = 0; a < p.groups.size(); ++a)
+            for (size_t b = a + 1; b < p.groups.size(); ++b) {
+                if (!p.costed[a] && !p.costed[b]) continue;
+                for (size_t x = 0; x < p.groups[a].size(); ++x)
+                    for (size_t y = 0; y < p.groups[b].size(); ++y) {
+                        std::swap(p.groups[a][x], p.groups[b][y]);
+                        GroupScore sa = p.costed[a] ? score_positions(k, p.groups[a]) : GroupScore{};
+                        GroupScore sb = p.costed[b] ? score_positions(k, p.groups[b]) : GroupScore{};
+                        GroupScore oa = scores[a], ob = scores[b];
+                        scores[a] = sa;
+                        scores[b] = sb;
+                        GlobalScore next = global_score(scores, p.costed);
+                        if (next < cur) {
+                            cur = next;
+                            improved = true;
+                        } else {
+                            scores[a] = oa;
+                            scores[b] = ob;
+                            std::swap(p.groups[a][x], p.groups[b][y]);
+                        }
+                    }
+            }
+        if (!improved) break;
+    }
+    return cur;
+}
+
+std::vector<std::vector<int>> heuristic(const Node& node, const std::vector<int>& gpus, const Ranks& k,
+                                        const std::vector<GroupKind>& kinds) {
+    Partition a = seed_blocks(node, gpus, kinds);
+    Partition b = seed_greedy(k, kinds);
+    GlobalScore sa = improve_by_swaps(k, a);
+    GlobalScore sb = improve_by_swaps(k, b);
+    const Partition& best = (sb < sa) ? b : a;
+    std::vector<std::vector<int>> out;
+    for (size_t i = 0; i < best.groups.size(); ++i)
+        if (best.costed[i]) out.push_back(best.groups[i]);
+    return out;
+}
+
+}  // namespace
+
+GroupScore group_score(const Node& node, const std::vector<int>& group) {
+    GroupScore s;
+    for (size_t x = 0; x < group.size(); ++x)
+        for (size_t y = x + 1; y < group.size(); ++y) {
+            int a = group[x], b = group[y];
+            int r = gpu_gpu_path(node, a, b).rank();
+            const Gpu& ga = node.gpus[static_cast<size_t>(a)];
+            const Gpu& gb = node.gpus[static_cast<size_t>(b)];
+            s.worst = std::max(s.worst, r);
+            s.sum += r;
+            s.pci += pci_path(node, ga.pci_object, gb.pci_object, ga.numa, gb.numa).rank();
+        }
+    return s;
+}
+
+std::vector<std::vector<int>> group_gpus(const Node& node, const std::vector<int>& gpus_in,
+                                         const std::vector<GroupKind>& kinds_in) {
+    std::vector<int> gpus = gpus_in;
+    std::sort(gpus.begin(), gpus.end());
+    std::vector<GroupKind> kinds;
+    for (const auto& k : kinds_in)
+        if (k.count > 0 && k.size > 0) kinds.push_back(k);
+
+    std::vector<std::vector<int>> positions;
+    bool trivial = kinds.size() == 1 && kinds[0].costed && (kinds[0].size == 1 || kinds[0].count == 1);
+    if (gpus.empty() || kinds.empty()) {
+        return {};
+    } else if (trivial) {
+        if (kinds[0].size == 1)
+            for (size_t i = 0; i < gpus.size(); ++i) positions.push_back({static_cast<int>(i)});
+        else {
+            positions.emplace_back(gpus.size());
+            std::iota(positions.back().begin(), positions.back().end(), 0);
+        }
+    } else {
+        Ranks k = compute_ranks(node, gpus);
+        if (static_cast<int>(gpus.size()) <= kExactLimit)
+            positions = ExactGrouping(k, kinds).solve();
+        else
+            positions = heuristic(node, gpus, k, kinds);
+    }
+
+    std::vector<std::vector<int>> out;
+    for (const auto& g : positions) {
+        std::vector<int> ids;
+        for (int pos : g) ids.push_back(gpus[static_cast<size_t>(pos)]);
+        std::sort(ids.begin(), ids.end());
+        out.push_back(ids);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace gputopo
