@@ -1,0 +1,144 @@
+#include "binding.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "framework_env.hpp"
+#include "topo/env_names.hpp"
+#include "topo/errors.hpp"
+#include "topo/topology_loader.hpp"
+
+namespace gputopo::launch {
+
+namespace {
+
+std::vector<int> parse_gpu_list(const std::string& name, const std::string& v) {
+    std::vector<int> out;
+    std::stringstream ss(v);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        if (item.empty()) continue;
+        for (char c : item)
+            if (c < '0' || c > '9')
+                throw ParseError("gputopo: " + name + "='" + v + "': expected GPU indices such as 0,1,2");
+        if (item.size() > 6) throw ParseError("gputopo: " + name + "='" + v + "': expected GPU indices such as 0,1,2");
+        out.push_back(std::stoi(item));
+    }
+    return out;
+}
+
+}  // namespace
+
+BindingInputs binding_inputs(const Getenv& get) {
+    BindingInputs in;
+    for (const char* name : {"SLURM_STEP_GPUS", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}) {
+        auto v = get(name);
+        if (v && !v->empty()) {
+            in.gpus = parse_gpu_list(name, *v);
+            break;
+        }
+    }
+    auto gpt = get("SLURM_GPUS_PER_TASK");
+    in.own_gpus_only = gpt && !gpt->empty();
+    int local = 0, ntasks = 1;
+    if (auto v = get("SLURM_LOCALID"); v && !v->empty()) local = std::stoi(*v);
+    auto tpn = get("SLURM_STEP_TASKS_PER_NODE");
+    if (!tpn) tpn = get("SLURM_TASKS_PER_NODE");
+    auto nodeid = get("SLURM_NODEID");
+    if (tpn && nodeid && !nodeid->empty()) ntasks = tasks_on_node(*tpn, std::stoi(*nodeid));
+    if (in.own_gpus_only) {
+        in.ntasks = 1;
+        in.task = 0;
+    } else {
+        in.ntasks = ntasks < 1 ? 1 : ntasks;
+        in.task = local < in.ntasks ? local : 0;
+    }
+    return in;
+}
+
+std::string expand_topology_path(const std::string& p, const std::string& node, const std::string& host) {
+    std::string out;
+    for (size_t i = 0; i < p.size(); ++i) {
+        if (p[i] == '%' && i + 1 < p.size() && (p[i + 1] == 'n' || p[i + 1] == 'h')) {
+            out += p[i + 1] == 'n' ? node : host;
+            ++i;
+        } else {
+            out += p[i];
+        }
+    }
+    return out;
+}
+
+BindingOutcome binding_for(const Node& node, const BindingInputs& in, const std::string& gpu_topo,
+                           const std::optional<CpuSet>& usable_cpus) {
+    BindingOutcome b;
+    std::string mode_text = gpu_topo.substr(0, gpu_topo.find(','));
+    PlanRequest req;
+    req.mode = parse_mode(mode_text);
+    req.gpus = in.gpus;
+    req.ntasks = in.ntasks;
+    if (usable_cpus && !usable_cpus->empty() && node.cpus.contains(*usable_cpus)) req.allowed_cpus = *usable_cpus;
+    Plan plan = make_plan(node, req);
+    TaskEnvOptions teo;
+    teo.isolate = gpu_topo.find(",isolate") != std::string::npos || in.own_gpus_only;
+    teo.share = gpu_topo.find(",share") != std::string::npos;
+    teo.step_gpus = in.gpus;
+    b.env = task_env(node, plan, in.task, teo);
+    b.mode = mode_name(plan.mode);
+    b.bound = plan.mode != Mode::None;
+    const TaskBinding& t = plan.tasks.at(static_cast<size_t>(in.task));
+    std::ostringstream s;
+    s << "gpus=" << join_ints(t.gpus) << " cpus=" << (t.cpus.empty() ? "-" : t.cpus.to_list())
+      << " mems=" << (t.mems.empty() ? "-" : join_ints(t.mems)) << " nic=" << (t.nics.empty() ? "-" : t.nics.front())
+      << " island=" << t.island;
+    b.summary = s.str();
+    if (!t.cpus.empty()) {
+        if (usable_cpus && usable_cpus->contains(t.cpus)) b.cpus = t.cpus;
+        else b.note = "planned CPUs " + t.cpus.to_list() + " are not all usable here; CPU affinity not applied";
+    }
+    return b;
+}
+
+BindingOutcome compute_binding(const Options& o, const Getenv& get) {
+    BindingOutcome b;
+    if (auto m = get(env::kMode); m && !m->empty()) {
+        b.note = "bound by the gputopo plugin (GPUTOPO_MODE=" + *m + ")";
+        return b;
+    }
+    if (o.gpu_topo.rfind("none", 0) == 0) {
+        b.note = "binding off (--gpu-topo none)";
+        return b;
+    }
+    try {
+        BindingInputs in = binding_inputs(get);
+        if (in.gpus.empty()) {
+            b.note = "no GPUs in this step; nothing to bind";
+            return b;
+        }
+        char host[256] = {0};
+        gethostname(host, sizeof host - 1);
+        std::string node_name = get("SLURMD_NODENAME").value_or(host);
+        Node node = o.topology.empty() ? discover_this_machine()
+                                       : load_topology_file(expand_topology_path(o.topology, node_name, host));
+        std::optional<CpuSet> usable;
+        cpu_set_t mask;
+        CPU_ZERO(&mask);
+        if (sched_getaffinity(0, sizeof mask, &mask) == 0) {
+            CpuSet s;
+            for (int i = 0; i < CPU_SETSIZE; ++i)
+                if (CPU_ISSET(i, &mask)) s.set(i);
+            usable = s;
+        }
+        return binding_for(node, in, o.gpu_topo, usable);
+    } catch (const std::exception& e) {
+        BindingOutcome u;
+        std::string what = e.what();
+        if (what.rfind("gputopo: ", 0) == 0) what = what.substr(9);
+        u.note = "cannot compute the binding (" + what + "); running unbound";
+        return u;
+    }
+}
+
+}  // namespace gputopo::launch

@@ -1,0 +1,88 @@
+#include "child.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace gputopo::launch {
+
+const std::vector<int>& forwarded_signals() {
+    static const std::vector<int> s = {SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGCONT};
+    return s;
+}
+
+Child spawn_child(const std::vector<std::string>& argv, const SpawnOptions& opt) {
+    Child c;
+    if (argv.empty()) {
+        c.error = "gputopo: no program to run (expected: gputopo-launch [OPTIONS] -- PROGRAM [ARGS...])";
+        return c;
+    }
+    int fds[2] = {-1, -1};
+    if (opt.capture_stderr && pipe2(fds, O_CLOEXEC) != 0) {
+        c.error = std::string("gputopo: cannot create a pipe: ") + std::strerror(errno);
+        return c;
+    }
+    // Prepare everything that allocates before fork.
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    bool set_affinity = false;
+    if (opt.affinity && !opt.affinity->empty()) {
+        for (int cpu : opt.affinity->to_vector())
+            if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &mask);
+        set_affinity = CPU_COUNT(&mask) > 0;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        c.error = std::string("gputopo: cannot fork: ") + std::strerror(errno);
+        if (fds[0] >= 0) close(fds[0]), close(fds[1]);
+        return c;
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        struct sigaction dfl {};
+        dfl.sa_handler = SIG_DFL;
+        for (int s : forwarded_signals()) sigaction(s, &dfl, nullptr);
+        sigaction(SIGCHLD, &dfl, nullptr);
+        sigaction(SIGPIPE, &dfl, nullptr);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        if (fds[1] >= 0) dup2(fds[1], 2);
+        for (const auto& kv : opt.extra_env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
+        if (set_affinity) sched_setaffinity(0, sizeof mask, &mask);
+        execvp(args[0], args.data());
+        int err = errno;
+        const char* msg1 = "gputopo: cannot run '";
+        const char* msg3 = "': ";
+        const char* msg4 = std::strerror(err);
+        ssize_t w = write(2, msg1, strlen(msg1));
+        w = write(2, args[0], strlen(args[0]));
+        w = write(2, msg3, strlen(msg3));
+        w = write(2, msg4, strlen(msg4));
+        w = write(2, "\n", 1);
+        (void)w;
+        _exit(err == ENOENT ? 127 : 126);
+    }
+    setpgid(pid, pid);  // also from the parent: no race with an early signal
+    c.pid = pid;
+    if (fds[1] >= 0) {
+        close(fds[1]);
+        c.stderr_fd = fds[0];
+    }
+    return c;
+}
+
+void signal_group(pid_t pgid, int sig) {
+    if (pgid <= 0) return;
+    if (kill(-pgid, sig) != 0 && errno == ESRCH) kill(pgid, sig);
+}
+
+}  // namespace gputopo::launch

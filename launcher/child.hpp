@@ -1,0 +1,39 @@
+// The program as a child in its own process group, so one kill(-pgid)
+// reaches it and everything it started. Its stderr can go through a pipe the
+// supervisor relays to the launcher's stderr (keeping a tail for
+// classification).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "topo/cpuset.hpp"
+
+namespace gputopo::launch {
+
+// The signals the launcher forwards to the program's process group.
+const std::vector<int>& forwarded_signals();
+
+struct SpawnOptions {
+    bool capture_stderr = true;
+    const CpuSet* affinity = nullptr;  // applied in the child before exec when non-null and non-empty
+    std::vector<std::pair<std::string, std::string>> extra_env;  // set in the child only
+};
+
+struct Child {
+    pid_t pid = -1;
+    int stderr_fd = -1;     // read end, -1 when not captured
+    std::string error;      // why it could not start ("" ok)
+};
+
+// Forks and execs argv (PATH lookup). The child gets an empty signal mask and
+// default dispositions, its own process group (pgid = pid). When exec fails
+// the child exits 127 (126: not executable) after one "gputopo:" line.
+Child spawn_child(const std::vector<std::string>& argv, const SpawnOptions& opt);
+
+// kill(-pgid, sig); falls back to the pid when the group is gone.
+void signal_group(pid_t pgid, int sig);
+
+}  // namespace gputopo::launch

@@ -1,0 +1,62 @@
+// How the program ended, and why: pure, so every rule is tested on text.
+//
+// Classes, first match wins:
+//   gpu_fault   a failed preflight; or, for a non-zero end, GPU evidence in
+//               the stderr tail: NVRM Xid lines, CUDA/driver errors (not the
+//               ones a program causes itself: out of memory, device-side
+//               assert, invalid argument...), ECC / fallen off the bus / GPU
+//               lost, NCCL watchdog and collective timeouts.
+//   user_error  exit code in --no-requeue-exit, or the reserved code (78).
+//   timeout     the launcher got SIGTERM and the job's end time is (about) now.
+//   preemption  the launcher got SIGTERM at another time (preemption, scancel).
+//   success     exit 0.
+//   node_fault  a peer rank or node lost (NCCL remote errors, connection
+//               reset/closed by peer, srun's node failure lines).
+//   failed      anything else (a crash, exit 1 with a traceback ...).
+// `local` tells whether the evidence points at this node (Xid, CUDA, a
+// preflight): only then is this node kept out of the next attempt. A NCCL
+// timeout seen here may be caused by a peer, so it retries without excluding.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gputopo::launch {
+
+enum class FailureClass { Success, UserError, GpuFault, NodeFault, Timeout, Preemption, Failed };
+const char* failure_class_name(FailureClass c);  // "success", "user_error", "gpu_fault", ...
+
+struct ChildEnd {
+    bool exited = true;          // false: killed by term_signal
+    int exit_code = 0;
+    int term_signal = 0;
+    bool got_term = false;       // the launcher received SIGTERM before the program ended
+    double term_time_left_s = -1;  // seconds to the job's end time when SIGTERM came; <0 unknown
+    std::string stderr_tail;
+    bool preflight_failed = false;
+    std::string preflight_output;
+};
+
+struct ClassifyPolicy {
+    std::vector<int> no_requeue_exit;
+    int no_requeue_code = 78;
+    double timeout_window_s = 60;  // SIGTERM within this many seconds of the end time = timeout
+};
+
+struct Classification {
+    FailureClass cls = FailureClass::Success;
+    std::string evidence;  // one line: the matching stderr line, the exit code, ...
+    bool local = false;    // the evidence points at this node
+};
+
+Classification classify(const ChildEnd& end, const ClassifyPolicy& policy);
+
+// The status the launcher exits with: the program's exit code, or 128+signal.
+int exit_status_of(const ChildEnd& end);
+
+// Finds the most telling GPU / node line in a stderr tail (the last match).
+// Returns false when nothing matches. Exposed for tests.
+bool find_gpu_evidence(const std::string& tail, std::string& line, bool& local);
+bool find_node_evidence(const std::string& tail, std::string& line);
+
+}  // namespace gputopo::launch

@@ -1,0 +1,14 @@
+// gputopo-launch: see launcher/run.cpp and man/gputopo-launch.1.
+#include <exception>
+#include <cstdio>
+
+#include "run.hpp"
+
+int main(int argc, char** argv) {
+    try {
+        return gputopo::launch::launcher_main(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "gputopo: internal error: %s\n", e.what());
+        return 70;
+    }
+}

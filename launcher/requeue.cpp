@@ -1,0 +1,152 @@
+#include "requeue.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <sstream>
+
+#include "slurm_ctl.hpp"
+
+namespace gputopo::launch {
+
+const char* requeue_action_name(RequeueAction a) {
+    switch (a) {
+        case RequeueAction::None: return "none";
+        case RequeueAction::Requeue: return "requeue";
+        case RequeueAction::BudgetExhausted: return "budget_exhausted";
+        case RequeueAction::NotAllowed: return "not_allowed";
+    }
+    return "none";
+}
+
+bool retryable(FailureClass cls, const Options& o) {
+    std::string name = failure_class_name(cls);
+    return std::find(o.requeue_on.begin(), o.requeue_on.end(), name) != o.requeue_on.end();
+}
+
+RequeueDecision decide_requeue(const Classification& c, const Options& o, const RequeueInputs& in) {
+    RequeueDecision d;
+    std::string what = std::string(failure_class_name(c.cls)) + " (" + c.evidence + ")";
+    if (c.cls == FailureClass::Success) return d;
+    if (!retryable(c.cls, o)) {
+        d.message = "gputopo: " + what + " is not retryable; not requeueing";
+        return d;
+    }
+    if (!o.requeue) {
+        d.action = RequeueAction::NotAllowed;
+        d.message = "gputopo: " + what + " is retryable, but requeue is off (--no-requeue)";
+        return d;
+    }
+    if (!in.in_batch_job || !in.requeue_allowed) {
+        d.action = RequeueAction::NotAllowed;
+        d.message = "gputopo: " + what + " is retryable, but the job cannot be requeued (" +
+                    (!in.in_batch_job ? std::string("not a batch job") : std::string("submitted without --requeue")) + ")";
+        return d;
+    }
+    if (in.restart_count >= o.max_restarts) {
+        d.action = RequeueAction::BudgetExhausted;
+        d.message = "gputopo: " + what + "; restart budget exhausted (" + std::to_string(in.restart_count) + " of " +
+                    std::to_string(o.max_restarts) + " restarts used, --max-restarts " + std::to_string(o.max_restarts) +
+                    "); not requeueing, the job ends here";
+        return d;
+    }
+    d.action = RequeueAction::Requeue;
+    if (c.local && !in.node.empty()) d.exclude_node = in.node;
+    if (o.backoff_s > 0) d.backoff_s = o.backoff_s * std::pow(2.0, std::min(in.restart_count, 20));
+    std::ostringstream m;
+    m << "gputopo: " << what << "; requeueing (restart " << (in.restart_count + 1) << " of " << o.max_restarts << ")";
+    if (!d.exclude_node.empty()) m << ", keeping node " << d.exclude_node << " out of the next attempt";
+    if (d.backoff_s > 0) m << ", back-off " << d.backoff_s << " s";
+    d.message = m.str();
+    return d;
+}
+
+namespace {
+const char* kTag = "gputopo:exclude=";
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, sep))
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+}  // namespace
+
+ExclusionRecord parse_exclusion_record(const std::string& comment) {
+    ExclusionRecord r;
+    size_t pos = comment.find(kTag);
+    if (pos == std::string::npos) return r;
+    size_t end = comment.find(' ', pos);
+    std::string rec = comment.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    for (const auto& part : split(rec, ';')) {
+        if (part.rfind(kTag, 0) == 0) r.nodes = split(part.substr(std::string(kTag).size()), ',');
+        else if (part.rfind("backoff=", 0) == 0) {
+            try {
+                r.backoff_s = std::stod(part.substr(8));
+            } catch (...) {
+                r.backoff_s = 0;
+            }
+        }
+    }
+    return r;
+}
+
+std::string merge_exclusion_record(const std::string& comment, const std::string& node, double backoff_s) {
+    ExclusionRecord r = parse_exclusion_record(comment);
+    if (!node.empty() && std::find(r.nodes.begin(), r.nodes.end(), node) == r.nodes.end()) r.nodes.push_back(node);
+    // The comment without our old record.
+    std::string rest = comment;
+    size_t pos = rest.find(kTag);
+    if (pos != std::string::npos) {
+        size_t end = rest.find(' ', pos);
+        rest.erase(pos, end == std::string::npos ? std::string::npos : end - pos + 1);
+    }
+    while (!rest.empty() && rest.back() == ' ') rest.pop_back();
+    std::string rec = kTag;
+    for (size_t i = 0; i < r.nodes.size(); ++i) rec += (i ? "," : "") + r.nodes[i];
+    if (backoff_s > 0) rec += ";backoff=" + std::to_string(static_cast<long long>(std::llround(backoff_s)));
+    return rest.empty() ? rec : rest + " " + rec;
+}
+
+bool claim_leadership(const std::string& dir, const std::string& key) {
+    std::string path = dir + "/gputopo-launch." + key + ".leader";
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        ::close(fd);
+        return true;
+    }
+    return errno != EEXIST;
+}
+
+RequeueResult perform_requeue(const std::string& job_id, const RequeueDecision& d) {
+    RequeueResult res;
+    if (!d.exclude_node.empty() || d.backoff_s > 0) {
+        JobInfo info = query_job(job_id);
+        std::string comment = merge_exclusion_record(info.comment, d.exclude_node, d.backoff_s);
+        CommandResult u = run_command({"scontrol", "update", "JobId=" + job_id, "Comment=" + comment}, 15);
+        if (u.status != 0)
+            res.message = "gputopo: could not record the node to exclude in the job's Comment (" + u.output + ")";
+    }
+    CommandResult r = run_command({"scontrol", "requeue", job_id}, 15);
+    if (r.status == 0) {
+        res.requeued = true;
+        return res;
+    }
+    std::string out = r.output;
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    if (out.find("pending") != std::string::npos || out.find("completing") != std::string::npos ||
+        out.find("Requested operation is presently disabled") != std::string::npos) {
+        res.lost_race = true;
+        return res;
+    }
+    res.message = "gputopo: scontrol requeue " + job_id + " failed: " + out;
+    return res;
+}
+
+}  // namespace gputopo::launch

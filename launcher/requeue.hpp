@@ -1,0 +1,74 @@
+// Bounded requeue with bad nodes kept out of the next attempt.
+//
+// Slurm 22.05 lets ExcNodeList change only while a job is pending, so the
+// launcher cannot exclude a node of its own running job. The mechanism:
+//  1. the leader records the node to exclude (and a back-off) in the job's
+//     Comment as "gputopo:exclude=n2,n5;backoff=60" (kept next to any text the
+//     user put there; goes through slurmctld, so no shared file system),
+//  2. then runs `scontrol requeue JOB`,
+//  3. slurmctld runs EpilogSlurmctld (etc/epilog_slurmctld_gputopo.sh) for the
+//     requeued job while it is COMPLETING|REQUEUED; the script reads the
+//     record and runs `scontrol update JobId=JOB ExcNodeList=<old+new>
+//     [StartTime=now+BACKOFF]`, which 22.05 accepts in that state.
+// One requeue per failure, not per rank: only ranks with a retryable class
+// try; on one node, the first to create an O_EXCL file in /dev/shm (or
+// TMPDIR) goes on; with --state-dir (shared), the first in the whole job;
+// across nodes, slurmctld decides: after the first `scontrol requeue` the job
+// is no longer running and the others' requeue fails ("pending"), so they
+// exit quietly. The budget: SLURM_RESTART_COUNT (unset = 0) < --max-restarts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "classify.hpp"
+#include "options.hpp"
+
+namespace gputopo::launch {
+
+struct RequeueInputs {
+    bool in_batch_job = false;      // SLURM_JOB_ID set and the job is a batch job
+    bool requeue_allowed = false;   // the job's Requeue=1
+    int restart_count = 0;          // SLURM_RESTART_COUNT, 0 when unset
+    std::string node;               // this node (SLURMD_NODENAME)
+};
+
+enum class RequeueAction { None, Requeue, BudgetExhausted, NotAllowed };
+const char* requeue_action_name(RequeueAction a);
+
+struct RequeueDecision {
+    RequeueAction action = RequeueAction::None;
+    std::string exclude_node;       // "" none
+    double backoff_s = 0;           // 0: Slurm's own hold
+    std::string message;            // one line for the user, "gputopo: ..."
+};
+
+bool retryable(FailureClass cls, const Options& o);
+
+// Pure.
+RequeueDecision decide_requeue(const Classification& c, const Options& o, const RequeueInputs& in);
+
+// The Comment record. merge: adds `node` (if not there) and sets backoff
+// (0: removes it), keeping the rest of the comment.
+struct ExclusionRecord {
+    std::vector<std::string> nodes;
+    double backoff_s = 0;
+};
+ExclusionRecord parse_exclusion_record(const std::string& comment);
+std::string merge_exclusion_record(const std::string& comment, const std::string& node, double backoff_s);
+
+// Leader election among the ranks of one attempt: true for the first caller
+// with this key in `dir` (O_CREAT|O_EXCL). True also when the dir is unusable
+// (then slurmctld arbitrates).
+bool claim_leadership(const std::string& dir, const std::string& key);
+
+struct RequeueResult {
+    bool requeued = false;
+    bool lost_race = false;         // another rank requeued first
+    std::string message;
+};
+// Effects: Comment record (when a node is to be excluded or a back-off set),
+// then scontrol requeue.
+RequeueResult perform_requeue(const std::string& job_id, const RequeueDecision& d);
+
+}  // namespace gputopo::launch

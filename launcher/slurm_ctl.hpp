@@ -1,0 +1,45 @@
+// The few Slurm commands the launcher runs (scontrol), run without a shell,
+// with a time limit, and the parsers for their output (pure, tested on text).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gputopo::launch {
+
+struct CommandResult {
+    int status = -1;      // exit code; -1 could not run / killed / timed out
+    std::string output;   // stdout and stderr together
+};
+
+// Runs argv[0] (PATH lookup) with stdin from /dev/null; kills it after timeout_s.
+CommandResult run_command(const std::vector<std::string>& argv, double timeout_s);
+
+// "JobId=12 JobName=x Comment=a b Requeue=1 ..." (scontrol show job -o) -> fields.
+// A value runs to the next " Key=" so values with spaces (Comment) survive.
+std::map<std::string, std::string> parse_scontrol_record(const std::string& text);
+
+// "2026-11-30T08:10:00" in local time -> unix seconds; -1 for Unknown/None/bad.
+double parse_slurm_time(const std::string& text);
+
+// "KillWait                = 30 sec" in `scontrol show config` -> 30; -1 if absent.
+double parse_kill_wait(const std::string& show_config);
+
+struct JobInfo {
+    bool known = false;
+    bool batch = false;
+    bool requeue_allowed = false;
+    int restarts = 0;
+    double end_time = -1;
+    std::string comment;
+    std::string exc_nodes;
+    std::string state;
+};
+JobInfo job_info_from_record(const std::map<std::string, std::string>& fields);
+
+// Live queries (scontrol). Unknown on any failure.
+JobInfo query_job(const std::string& job_id);
+double query_kill_wait();
+
+}  // namespace gputopo::launch

@@ -1,0 +1,46 @@
+// The launcher's event loop: runs the program, relays its stderr (keeping a
+// tail), forwards signals to its process group, runs checkpoint hooks on
+// their triggers with deadlines, and reports how the program ended.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "classify.hpp"
+#include "events.hpp"
+#include "hooks.hpp"
+#include "options.hpp"
+#include "topo/cpuset.hpp"
+
+namespace gputopo::launch {
+
+struct SuperviseContext {
+    int rank = 0;
+    int local_rank = 0;
+    int nodes = 1;
+    std::string job_id;
+    double job_end_time = -1;          // unix seconds, -1 unknown (asked lazily)
+    std::function<double()> end_time_query;   // asked when a deadline needs it; may be empty
+    std::function<double()> kill_wait_query;  // KillWait; may be empty
+    const CpuSet* affinity = nullptr;
+    EventLog* log = nullptr;
+};
+
+struct SuperviseResult {
+    ChildEnd end;
+    bool started = false;
+    std::string error;                 // the program could not be started
+    int hooks_run = 0;
+    int hooks_late = 0;                // hooks reported as not finishing in time
+};
+
+SuperviseResult supervise(const Options& opt, const SuperviseContext& ctx);
+
+// True when any checkpoint hook is configured.
+bool hooks_configured(const Options& opt);
+// The checkpoint signal in effect (SIGUSR2 when a hook is asked for and no
+// signal was given, 0 when none).
+int effective_checkpoint_signal(const Options& opt);
+
+}  // namespace gputopo::launch
