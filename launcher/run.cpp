@@ -261,7 +261,7 @@ int launcher_main(int argc, char** argv) {
     if (rr.requeued) {
         say(d.message);
         Event e("requeue_decision");
-        e.add("action", "requeue").add("message", d.message).add("restart", restart_count + 1)
+        e.add("action", "requeue").add("message", d.message).add("next_restart", restart_count + 1)
             .add("max_restarts", opt.max_restarts);
         if (d.backoff_s > 0) e.add("backoff_s", d.backoff_s);
         log.write(e);
