@@ -20,6 +20,10 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
     return out;
 }
 
+// Sources without a PCI location for a NIC (NCCL's socket NICs) leave the
+// address zero and no PCI object.
+bool nic_has_pci(const Nic& n) { return n.pci_object >= 0 || n.pci != PciAddress{}; }
+
 std::string numa_text(int numa) { return numa >= 0 ? std::to_string(numa) : std::string("N/A"); }
 
 std::string bytes_text(uint64_t bytes) {
@@ -65,8 +69,14 @@ std::map<int, std::vector<int>> island_members(const std::vector<int>& islands) 
 std::string island_kind(const Node& node, const std::vector<int>& gpus) {
     for (size_t i = 0; i < gpus.size(); ++i)
         for (size_t j = i + 1; j < gpus.size(); ++j)
-            if (const GpuLink* l = node.link(gpus[i], gpus[j])) return link_kind_name(l->kind);
-    return gpus.size() > 1 ? "pcie" : "single gpu";
+            if (const GpuLink* l = node.link(gpus[i], gpus[j])) {
+                switch (l->kind) {
+                    case LinkKind::NVLink: return "NVLink";
+                    case LinkKind::XGMI: return "xGMI";
+                    case LinkKind::C2C: return "C2C";
+                }
+            }
+    return gpus.size() > 1 ? "PCIe" : "single GPU";
 }
 
 std::vector<std::vector<std::string>> gpu_gpu_labels(const Node& node) {
@@ -188,7 +198,7 @@ std::string topology_table(const Node& node, const std::vector<int>& islands) {
         std::vector<std::vector<std::string>> rows{{"NIC", "NAME", "PCI", "NETDEVS", "PORTS", "NUMA", "USABLE"}};
         for (size_t i = 0; i < node.nics.size(); ++i) {
             const Nic& n = node.nics[i];
-            rows.push_back({"NIC" + std::to_string(i), n.name, n.pci.to_string(), join(n.netdevs, ","), ports_text(n),
+            rows.push_back({"NIC" + std::to_string(i), n.name, nic_has_pci(n) ? n.pci.to_string() : "N/A", join(n.netdevs, ","), ports_text(n),
                             numa_text(n.numa), usable_text(n)});
         }
         out += text_columns(rows) + "\n";
@@ -267,7 +277,9 @@ void write_topology_json(JsonWriter& w, const Node& node, const std::vector<int>
     for (const auto& n : node.nics) {
         w.begin_object(JsonWriter::Inline);
         w.key("name").value(n.name);
-        w.key("pci").value(n.pci.to_string());
+        w.key("pci");
+        if (nic_has_pci(n)) w.value(n.pci.to_string());
+        else w.null();
         w.key("netdevs").value(n.netdevs);
         w.key("ports").begin_array();
         for (const auto& p : n.ports) {
