@@ -132,6 +132,9 @@ check: deps
 	$(MAKE) all unit-tests
 	bash tests/run_tests.sh --build $(BUILD)
 
+# The unit tests include end-to-end runs of the CLI (GPUTOPO_CLI, tests/run_tests.sh).
+unit-tests: $(if $(CLI_SRC),$(CLI))
+
 check-unit: unit-tests
 	bash tests/run_tests.sh --build $(BUILD) --unit-only
 

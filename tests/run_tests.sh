@@ -17,6 +17,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 
+# The gputopo binary the end-to-end CLI unit tests run (they fail when it is missing).
+export GPUTOPO_CLI="$PWD/$build/gputopo"
+case "$build" in /*) GPUTOPO_CLI="$build/gputopo" ;; esac
+
 passed=0
 failed=0
 status=0

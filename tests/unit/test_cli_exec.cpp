@@ -1,0 +1,252 @@
+// End-to-end tests of the built `gputopo` binary. tests/run_tests.sh exports
+// GPUTOPO_CLI (the binary of the build under test); when it is set the binary
+// must exist. Only a bare `unit-tests` run without it skips these cases.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "fixtures.hpp"
+#include "json_parse.hpp"
+
+using gputopo_test::JsonParser;
+using gputopo_test::JsonValue;
+
+namespace {
+
+struct Result {
+    int rc = -1;
+    std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+Result run_cli(const std::string& cli, const std::vector<std::string>& args) {
+    char out_path[] = "/tmp/gputopo-cli-out-XXXXXX";
+    char err_path[] = "/tmp/gputopo-cli-err-XXXXXX";
+    int out_fd = mkstemp(out_path);
+    int err_fd = mkstemp(err_path);
+    REQUIRE(out_fd >= 0);
+    REQUIRE(err_fd >= 0);
+    std::vector<std::string> argv_s{cli};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(&a[0]);
+    argv.push_back(nullptr);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        dup2(out_fd, 1);
+        dup2(err_fd, 2);
+        execv(cli.c_str(), argv.data());
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(out_fd);
+    close(err_fd);
+    Result r;
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = slurp(out_path);
+    r.err = slurp(err_path);
+    unlink(out_path);
+    unlink(err_path);
+    return r;
+}
+
+// The binary under test, or "" when GPUTOPO_CLI is unset (skip).
+std::string cli_or_skip() {
+    const char* cli = std::getenv("GPUTOPO_CLI");
+    if (!cli || !*cli) {
+        WARN("GPUTOPO_CLI is not set: skipping the end-to-end CLI test (tests/run_tests.sh sets it)");
+        return "";
+    }
+    INFO("GPUTOPO_CLI=" << cli);
+    REQUIRE(access(cli, X_OK) == 0);
+    return cli;
+}
+
+int count_lines(const std::string& s) {
+    int n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+}
+
+const char* kH200 = "nccl/vastai-hgx-h200-8x_8xH200_4xNVSwitch_2xXeon8592+_nccl-dump.xml";
+
+}  // namespace
+
+TEST_CASE("gputopo plan --format json on a fixture: every GPU once, the documented fields", "[cli]") {
+    const std::string cli = cli_or_skip();
+    if (cli.empty()) return;
+    const std::string topo = gputopo_test::topology(kH200);
+    Result r = run_cli(cli, {"plan", "--topology", topo, "--gpus", "0-7", "--ntasks", "4", "--mode", "island",
+                             "--format", "json"});
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    CHECK(r.err.empty());
+    JsonValue v = JsonParser::parse(r.out);
+    CHECK(v["mode"].str == "island");
+    REQUIRE(v["tasks"].arr.size() == 4);
+    // The GPUs' bus ids as written in the fixture file, in PCI order.
+    const std::vector<std::string> pci = {"0000:83:00.0", "0000:8b:00.0", "0000:93:00.0", "0000:9b:00.0",
+                                          "0000:a3:00.0", "0000:ab:00.0", "0000:b3:00.0", "0000:bb:00.0"};
+    std::multiset<int> used;
+    for (size_t t = 0; t < 4; ++t) {
+        const JsonValue& task = v["tasks"][t];
+        for (const char* k : {"task", "gpus", "gpu_pci", "cpus", "mems", "nics", "island"}) CHECK(task.has(k));
+        CHECK(task["task"].num == static_cast<double>(t));
+        auto gpus = task["gpus"].ints();
+        auto bus = task["gpu_pci"].strings();
+        REQUIRE(gpus.size() == 2);
+        REQUIRE(bus.size() == 2);
+        for (size_t k = 0; k < gpus.size(); ++k) {
+            REQUIRE(gpus[k] >= 0);
+            REQUIRE(gpus[k] < 8);
+            CHECK(bus[k] == pci[static_cast<size_t>(gpus[k])]);
+            used.insert(gpus[k]);
+        }
+        CHECK_FALSE(task["cpus"].str.empty());
+    }
+    CHECK(used == std::multiset<int>{0, 1, 2, 3, 4, 5, 6, 7});
+}
+
+TEST_CASE("gputopo plan table: one line per task", "[cli]") {
+    const std::string cli = cli_or_skip();
+    if (cli.empty()) return;
+    Result r = run_cli(cli, {"plan", "--topology", gputopo_test::topology(kH200), "--gpus", "0,2,5", "--ntasks", "3"});
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.rfind("mode: closest", 0) == 0);
+    CHECK(count_lines(r.out) >= 5);  // header, column titles, 3 tasks (+ notes)
+    CHECK(r.out.find("\n0 ") != std::string::npos);
+    CHECK(r.out.find("\n2 ") != std::string::npos);
+    CHECK(r.out.find("\n3 ") == std::string::npos);
+}
+
+TEST_CASE("gputopo show on a fixture: table and JSON", "[cli]") {
+    const std::string cli = cli_or_skip();
+    if (cli.empty()) return;
+    const std::string topo = gputopo_test::topology(kH200);
+    Result t = run_cli(cli, {"show", "--topology", topo});
+    INFO(t.err);
+    REQUIRE(t.rc == 0);
+    CHECK(t.out.find("\tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\t") != std::string::npos);
+    CHECK(t.out.find("\nGPU7\t") != std::string::npos);
+    CHECK(t.out.find("Legend:") != std::string::npos);
+    Result j = run_cli(cli, {"show", "--topology", topo, "--format", "json"});
+    REQUIRE(j.rc == 0);
+    JsonValue v = JsonParser::parse(j.out);
+    CHECK(v["gpus"].arr.size() == 8);         // 8 <gpu> elements in the file
+    CHECK(v["numa_nodes"].arr.size() == 2);   // two <cpu numaid=...> elements
+    CHECK(v["gpu_gpu"].arr.size() == 8);
+    CHECK(v["gpus"][0]["pci"].str == "0000:83:00.0");
+}
+
+TEST_CASE("gputopo show without --topology describes this machine (no GPUs is not an error)", "[cli]") {
+    const std::string cli = cli_or_skip();
+    if (cli.empty()) return;
+    Result r = run_cli(cli, {"show"});
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    CHECK((r.out.find("No GPUs found") != std::string::npos || r.out.find("\tGPU0") != std::string::npos));
+    CHECK(r.out.find("CPUs: ") != std::string::npos);
+}
+
+TEST_CASE("gputopo help, --help and --version", "[cli]") {
+    const std::string cli = cli_or_skip();
+    if (cli.empty()) return;
+    for (auto args : {std::vector<std::string>{"--help"}, {"help"}}) {
+        Result r = run_cli(cli, args);
+        CHECK(r.rc == 0);
+        CHECK(r.out.find("show") != std::string::npos);
+        CHECK(r.out.find("plan") != std::string::npos);
+    }
+    Result p = run_cli(cli, {"plan", "--help"});
+    CHECK(p.rc == 0);
+    for (const char* opt : {"--topology", "--gpus", "--ntasks", "--gpus-per-task", "--cpus", "--mode", "--format"})
+        CHECK(p.out.find(opt) != std::string::npos);
+    CHECK(run_cli(cli, {"help", "show"}).out.find("--format") != std::string::npos);
+    Result v = run_cli(cli, {"--version"});
+    CHECK(v.rc == 0);
+    CHECK(v.out.rfind("gputopo ", 0) == 0);
+    Result none = run_cli(cli, {});
+    CHECK(none.rc == 2);
+    CHECK(none.err.find("usage:") != std::string::npos);
+}
+
+TEST_CASE("gputopo bad command lines: one message naming the bad word and the choices, exit 2", "[cli]") {
+    const std::string cli = cli_or_skip();
+    if (cli.empty()) return;
+    const std::string topo = gputopo_test::topology(kH200);
+    struct Case {
+        std::vector<std::string> args;
+        std::vector<std::string> in_message;
+    };
+    const std::vector<Case> cases = {
+        {{"frobnicate"}, {"'frobnicate'", "show", "plan"}},
+        {{"--frob"}, {"'--frob'"}},
+        {{"plan", "--topology", topo, "--bogus"}, {"'--bogus'", "'plan'", "--gpus", "--mode"}},
+        {{"show", "--gpus", "0"}, {"'--gpus'", "'show'", "--topology"}},
+        {{"plan", "--topology", topo, "--gpus", "0-x"}, {"'0-x'", "--gpus", "GPU indices"}},
+        {{"plan", "--topology", topo, "--gpus", "3-1"}, {"'3-1'", "--gpus"}},
+        {{"plan", "--topology", topo, "--gpus", "1,1"}, {"GPU 1", "twice"}},
+        {{"plan", "--topology", topo, "--gpus", "0,8"}, {"GPU 8", "0-7"}},
+        {{"plan", "--topology", topo, "--mode", "fastest"}, {"'fastest'", "--mode", "none, closest or island"}},
+        {{"plan", "--topology", topo, "--format", "yaml"}, {"'yaml'", "table or json"}},
+        {{"plan", "--topology", topo, "--ntasks", "0"}, {"'0'", "--ntasks"}},
+        {{"plan", "--topology", topo, "--ntasks", "two"}, {"'two'", "--ntasks"}},
+        {{"plan", "--topology", topo, "--cpus", "4-2"}, {"'4-2'", "--cpus"}},
+        {{"plan", "--topology"}, {"'--topology'", "needs a value"}},
+        {{"plan", "extra"}, {"'extra'"}},
+        {{"help", "nope"}, {"'nope'"}},
+    };
+    for (const auto& c : cases) {
+        std::string cmd;
+        for (const auto& a : c.args) cmd += a + " ";
+        INFO("gputopo " << cmd);
+        Result r = run_cli(cli, c.args);
+        INFO("stderr: " << r.err);
+        CHECK(r.rc == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.rfind("gputopo: ", 0) == 0);
+        CHECK(count_lines(r.err) == 1);
+        for (const auto& word : c.in_message) CHECK(r.err.find(word) != std::string::npos);
+    }
+}
+
+TEST_CASE("gputopo unusable topology files: one message naming the file, exit 1", "[cli]") {
+    const std::string cli = cli_or_skip();
+    if (cli.empty()) return;
+    char dir_template[] = "/tmp/gputopo-cli-XXXXXX";
+    REQUIRE(mkdtemp(dir_template) != nullptr);
+    const std::string dir = dir_template;
+    const std::string missing = dir + "/no-such-topology.xml";
+    const std::string not_xml = dir + "/not-xml.xml";
+    std::ofstream(not_xml) << "this is not XML\n";
+    for (const std::string& file : {missing, not_xml}) {
+        for (const char* cmd : {"show", "plan"}) {
+            INFO(cmd << " " << file);
+            Result r = run_cli(cli, {cmd, "--topology", file});
+            INFO("stderr: " << r.err);
+            CHECK(r.rc == 1);
+            CHECK(r.out.empty());
+            CHECK(r.err.rfind("gputopo: ", 0) == 0);
+            CHECK(count_lines(r.err) == 1);
+            CHECK(r.err.find(file) != std::string::npos);
+        }
+    }
+    unlink(not_xml.c_str());
+    rmdir(dir.c_str());
+}
