@@ -1,0 +1,292 @@
+// Island-ordered ranks: every task computes the same global order alone.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "topo/env_names.hpp"
+#include "topo/errors.hpp"
+#include "topo/island_sources.hpp"
+#include "topo/rank_order.hpp"
+
+using namespace gputopo;
+
+namespace {
+
+IslandMap islands(const std::string& conf) {
+    IslandMap m;
+    parse_island_conf(conf, "test.conf", m, nullptr);
+    m.seal();
+    return m;
+}
+
+// Reference written independently: expand everything, group by island name
+// in order of first appearance, unknown nodes alone.
+struct Ref {
+    std::map<std::string, uint64_t> first_rank;
+    std::map<std::string, uint64_t> island_first_rank;
+    std::map<std::string, uint64_t> island_size;
+    std::map<std::string, std::string> island;
+    uint64_t islands = 0;
+};
+Ref reference(const std::vector<std::string>& nodes, const std::vector<uint32_t>& tasks,
+              const std::map<std::string, std::string>& island_of) {
+    std::vector<std::string> group_order;
+    std::map<std::string, std::vector<size_t>> members;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        auto it = island_of.find(nodes[i]);
+        std::string g = it == island_of.end() ? "node:" + nodes[i] : "island:" + it->second;
+        if (!members.count(g)) group_order.push_back(g);
+        members[g].push_back(i);
+    }
+    Ref r;
+    uint64_t rank = 0;
+    for (const std::string& g : group_order) {
+        uint64_t in = 0, size = 0;
+        for (size_t i : members[g]) size += tasks[i];
+        for (size_t i : members[g]) {
+            r.first_rank[nodes[i]] = rank;
+            r.island_first_rank[nodes[i]] = in;
+            r.island_size[nodes[i]] = size;
+            r.island[nodes[i]] = g.substr(g.find(':') + 1);
+            rank += tasks[i];
+            in += tasks[i];
+        }
+    }
+    r.islands = group_order.size();
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("rankorder: tasks per node syntax", "[rankorder]") {
+    TaskCounts c = TaskCounts::parse("4(x3),2");
+    CHECK(c.nodes() == 4);
+    CHECK(c.tasks() == 14);
+    CHECK(c.at(0) == 4);
+    CHECK(c.at(2) == 4);
+    CHECK(c.at(3) == 2);
+    CHECK_THROWS_AS(c.at(4), std::out_of_range);
+    CHECK(TaskCounts::parse("1").tasks() == 1);
+    CHECK(TaskCounts::parse("2,1(x2),8").tasks() == 12);
+    for (const char* bad : {"", "x", "4(3)", "4(x)", "4(x0)", "4(x3", "4,,2", "-1", "1234567890"}) {
+        INFO(bad);
+        try {
+            TaskCounts::parse(bad);
+            FAIL("accepted");
+        } catch (const ParseError& e) {
+            CHECK(std::string(e.what()).find("'" + std::string(bad) + "'") != std::string::npos);
+            CHECK(std::string(e.what()).find("expected") != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("rankorder: two leaf switches, node names interleaving them", "[rankorder]") {
+    // n1,n3 in leaf1; n2,n4 in leaf2; Slurm orders n1,n2,n3,n4.
+    IslandMap m = islands("Island=leaf1 Nodes=n[1,3]\nIsland=leaf2 Nodes=n[2,4]\n");
+    Hostlist step = Hostlist::parse("n[1-4]");
+    TaskCounts tasks = TaskCounts::parse("2(x4)");
+    // Written by hand: leaf1 first (n1 comes first): n1 -> 0,1; n3 -> 2,3; n2 -> 4,5; n4 -> 6,7.
+    struct Want {
+        const char* node;
+        uint32_t local;
+        uint64_t rank, island_rank;
+        const char* island;
+    } want[] = {{"n1", 0, 0, 0, "leaf1"}, {"n1", 1, 1, 1, "leaf1"}, {"n3", 0, 2, 2, "leaf1"},
+                {"n3", 1, 3, 3, "leaf1"}, {"n2", 0, 4, 0, "leaf2"}, {"n2", 1, 5, 1, "leaf2"},
+                {"n4", 0, 6, 2, "leaf2"}, {"n4", 1, 7, 3, "leaf2"}};
+    for (const Want& w : want) {
+        INFO(w.node << " task " << w.local);
+        IslandPlacement p = place_task(step, tasks, m, w.node, w.local);
+        CHECK(p.rank == w.rank);
+        CHECK(p.island_rank == w.island_rank);
+        CHECK(p.island == w.island);
+        CHECK(p.island_known);
+        CHECK(p.island_size == 4);
+        CHECK(p.island_nodes == 2);
+        CHECK(p.num_islands == 2);
+        CHECK(p.world == 8);
+    }
+    auto env = island_env(place_task(step, tasks, m, "n2", 1));
+    REQUIRE(env.size() == 5);
+    CHECK(env[0] == std::make_pair(std::string(env::kIsland), std::string("leaf2")));
+    CHECK(env[1].second == "1");
+    CHECK(env[2].second == "4");
+    CHECK(env[3].second == "2");
+    CHECK(env[4] == std::make_pair(std::string(env::kRank), std::string("5")));
+}
+
+TEST_CASE("rankorder: a step inside one island keeps Slurm's order", "[rankorder]") {
+    IslandMap m = islands("Island=leaf1 Nodes=n[1-2]\nIsland=leaf2 Nodes=n[3-4]\n");
+    Hostlist step = Hostlist::parse("n[3-4]");
+    TaskCounts tasks = TaskCounts::parse("3,1");
+    CHECK(place_task(step, tasks, m, "n3", 2).rank == 2);
+    IslandPlacement p = place_task(step, tasks, m, "n4", 0);
+    CHECK(p.rank == 3);
+    CHECK(p.island == "leaf2");
+    CHECK(p.num_islands == 1);
+    CHECK(p.island_size == 4);
+}
+
+TEST_CASE("rankorder: nodes without island information are islands of their own", "[rankorder]") {
+    IslandMap m = islands("Island=A Nodes=n[2,4]\n");
+    Hostlist step = Hostlist::parse("n[1-5]");
+    TaskCounts tasks = TaskCounts::uniform(5, 1);
+    // Groups by first appearance: {n1}, {n2,n4}, {n3}, {n5}.
+    CHECK(place_task(step, tasks, m, "n1", 0).rank == 0);
+    CHECK(place_task(step, tasks, m, "n2", 0).rank == 1);
+    CHECK(place_task(step, tasks, m, "n4", 0).rank == 2);
+    IslandPlacement p3 = place_task(step, tasks, m, "n3", 0);
+    CHECK(p3.rank == 3);
+    CHECK_FALSE(p3.island_known);
+    CHECK(p3.island == "n3");
+    CHECK(p3.island_size == 1);
+    CHECK(p3.island_index == 2);
+    CHECK(p3.num_islands == 4);
+    CHECK(place_task(step, tasks, m, "n5", 0).rank == 4);
+    // No island information at all: Slurm's block order.
+    IslandMap none;
+    for (int i = 1; i <= 5; ++i) CHECK(place_task(step, tasks, none, "n" + std::to_string(i), 0).rank == uint64_t(i - 1));
+}
+
+TEST_CASE("rankorder: bad inputs", "[rankorder]") {
+    IslandMap m;
+    Hostlist step = Hostlist::parse("n[1-4]");
+    CHECK_THROWS_WITH(place_task(step, TaskCounts::parse("1(x4)"), m, "n9", 0),
+                      Catch::Contains("'n9' is not in the step's node list 'n[1-4]'"));
+    CHECK_THROWS_WITH(place_task(step, TaskCounts::parse("1(x3)"), m, "n1", 0),
+                      Catch::Contains("has 4 nodes but the tasks per node cover 3"));
+    CHECK_THROWS_AS(place_task(step, TaskCounts::parse("2(x4)"), m, "n1", 2), PlanError);
+}
+
+TEST_CASE("rankorder: intra-node order follows the planner's islands", "[rankorder]") {
+    Plan plan;
+    for (int t = 0; t < 5; ++t) {
+        TaskBinding b;
+        b.task = t;
+        b.island = (t == 4) ? -1 : (t % 2 == 0 ? 1 : 0);
+        plan.tasks.push_back(b);
+    }
+    // islands: t0=1 t1=0 t2=1 t3=0 t4=none -> order t1,t3,t0,t2,t4
+    std::vector<uint32_t> pos = local_positions(plan);
+    CHECK(pos == std::vector<uint32_t>{2, 0, 3, 1, 4});
+}
+
+TEST_CASE("rankorder: random layouts agree with an independent reference", "[rankorder]") {
+    uint64_t seed = 12345;
+    auto rnd = [&](uint64_t n) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        return (seed >> 33) % n;
+    };
+    for (int trial = 0; trial < 20; ++trial) {
+        int n = 1 + static_cast<int>(rnd(60));
+        std::vector<std::string> nodes;
+        std::vector<uint32_t> tasks;
+        std::map<std::string, std::string> island_of;
+        std::map<std::string, std::vector<std::string>> members;
+        std::set<int> used;
+        while (static_cast<int>(nodes.size()) < n) {
+            int num = static_cast<int>(rnd(200));
+            if (!used.insert(num).second) continue;
+            char buf[16];
+            std::snprintf(buf, sizeof buf, "c%03d", num);
+            nodes.push_back(buf);
+            tasks.push_back(1 + static_cast<uint32_t>(rnd(8)));
+            if (rnd(5) != 0) {
+                std::string isl = "isl" + std::to_string(rnd(6));
+                island_of[buf] = isl;
+                members[isl].push_back(buf);
+            }
+        }
+        std::string conf;
+        for (auto& [isl, names] : members) {
+            conf += "Island=" + isl + " Nodes=";
+            for (size_t i = 0; i < names.size(); ++i) conf += (i ? "," : "") + names[i];
+            conf += "\n";
+        }
+        IslandMap m = islands(conf);
+        Hostlist step = Hostlist::from_names(nodes);
+        std::string tpn;
+        for (size_t i = 0; i < tasks.size(); ++i) tpn += (i ? "," : "") + std::to_string(tasks[i]);
+        TaskCounts counts = TaskCounts::parse(tpn);
+        Ref ref = reference(nodes, tasks, island_of);
+
+        std::set<uint64_t> ranks;
+        std::vector<NodePlacement> table = place_step(step, counts, m);
+        REQUIRE(table.size() == nodes.size());
+        uint64_t expected_first = 0;
+        for (const NodePlacement& row : table) {
+            CHECK(row.first_rank == expected_first);  // rows come in rank order
+            expected_first += row.tasks;
+            CHECK(row.first_rank == ref.first_rank[row.node]);
+            CHECK(row.island == ref.island[row.node]);
+            CHECK(row.island_size == ref.island_size[row.node]);
+        }
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            for (uint32_t t = 0; t < tasks[i]; ++t) {
+                IslandPlacement p = place_task(step, counts, m, nodes[i], t);
+                CHECK(p.rank == ref.first_rank[nodes[i]] + t);
+                CHECK(p.island_rank == ref.island_first_rank[nodes[i]] + t);
+                CHECK(p.island_size == ref.island_size[nodes[i]]);
+                CHECK(p.num_islands == ref.islands);
+                CHECK(p.island == ref.island[nodes[i]]);
+                ranks.insert(p.rank);
+            }
+        }
+        CHECK(ranks.size() == counts.tasks());
+        CHECK(*ranks.rbegin() == counts.tasks() - 1);
+    }
+}
+
+TEST_CASE("rankorder: 100,000 nodes in 100 interleaved islands", "[rankorder]") {
+    // Island k = nodes whose number is k mod 100; Slurm's list gpu[000001-100000].
+    std::string conf;
+    for (int k = 0; k < 100; ++k) {
+        conf += "Island=i" + std::to_string(k) + " Nodes=gpu[";
+        bool first = true;
+        for (int n = (k == 0 ? 100 : k); n <= 100000; n += 100) {
+            char buf[16];
+            std::snprintf(buf, sizeof buf, "%06d", n);
+            conf += (first ? "" : ",") + std::string(buf);
+            first = false;
+        }
+        conf += "]\n";
+    }
+    IslandMap m = islands(conf);
+    Hostlist step = Hostlist::parse("gpu[000001-100000]");
+    TaskCounts tasks = TaskCounts::uniform(100000, 4);
+    // First appearance: islands 1,2,...,99 then 0. Node n in island k is the
+    // j-th of its island with j = (n-k)/100 (k>0) or n/100-1 (k=0).
+    auto expected_rank = [](int n, int local) {
+        int k = n % 100;
+        uint64_t order = k == 0 ? 99 : static_cast<uint64_t>(k - 1);
+        uint64_t j = k == 0 ? static_cast<uint64_t>(n / 100 - 1) : static_cast<uint64_t>((n - k) / 100);
+        return order * 4000 + j * 4 + static_cast<uint64_t>(local);
+    };
+    for (int n : {1, 2, 99, 100, 101, 4242, 50000, 99999, 100000}) {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "gpu%06d", n);
+        for (int local : {0, 3}) {
+            INFO(buf << " " << local);
+            IslandPlacement p = place_task(step, tasks, m, buf, static_cast<uint32_t>(local));
+            CHECK(p.rank == expected_rank(n, local));
+            CHECK(p.island == "i" + std::to_string(n % 100));
+            CHECK(p.island_size == 4000);
+            CHECK(p.island_nodes == 1000);
+            CHECK(p.num_islands == 100);
+            CHECK(p.world == 400000);
+        }
+    }
+    std::vector<NodePlacement> table = place_step(step, tasks, m);
+    REQUIRE(table.size() == 100000);
+    std::vector<bool> seen(100000, false);
+    for (const NodePlacement& row : table) {
+        int n = std::stoi(row.node.substr(3));
+        REQUIRE(row.first_rank == expected_rank(n, 0));
+        seen[row.first_rank / 4] = true;
+    }
+    CHECK(std::count(seen.begin(), seen.end(), true) == 100000);
+}
