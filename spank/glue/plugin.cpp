@@ -1,0 +1,127 @@
+// The SPANK plugin's identity and slurm_spank_init, shared by every context:
+// reads plugstack.conf arguments and registers --gpu-topo (in srun, sbatch,
+// salloc and slurmstepd alike: Slurm ignores a static option table in the
+// allocator context).
+extern "C" {
+#include <slurm/spank.h>
+}
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+#include "spank/glue/state.hpp"
+#include "spank/topology_cache.hpp"
+#include "topo/errors.hpp"
+
+// SPANK_PLUGIN() gives these internal linkage in C++; define them by hand.
+extern "C" {
+extern const char plugin_name[] = "gputopo";
+extern const char plugin_type[] = "spank";
+extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
+extern const unsigned int spank_plugin_version = 1;
+}
+
+namespace gputopo::spank {
+
+PluginState& state() {
+    static PluginState s;
+    return s;
+}
+
+const char* const kOptionName = "gpu-topo";
+
+namespace {
+
+int option_callback(int, const char* optarg, int remote) {
+    PluginState& st = state();
+    try {
+        Options o = parse_gpu_topo(optarg ? optarg : "");
+        if (o.help && !remote) {
+            std::fputs(help_text().c_str(), stderr);
+            return -1;
+        }
+        st.user_options = o;
+        return 0;
+    } catch (const std::exception& e) {
+        st.user_option_error = e.what();
+        if (!remote) std::fprintf(stderr, "%s\n", e.what());
+        return remote ? 0 : -1;
+    } catch (...) {
+        return -1;
+    }
+}
+
+char option_name[] = "gpu-topo";
+char option_arginfo[] = "MODE[,FLAG...]";
+char option_usage[] =
+    "Bind each task to its GPUs, nearest NIC, CPUs and memory. MODE: none, closest, island; "
+    "FLAGs: verbose, strict, isolate, share, help";
+
+}  // namespace
+
+int register_option(spank_t sp) {
+    struct spank_option opt;
+    std::memset(&opt, 0, sizeof opt);
+    opt.name = option_name;
+    opt.arginfo = option_arginfo;
+    opt.usage = option_usage;
+    opt.has_arg = 1;
+    opt.val = 0;
+    opt.cb = option_callback;
+    return spank_option_register(sp, &opt) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+std::optional<std::string> job_getenv(spank_t sp, const char* name) {
+    char buf[4096];
+    if (spank_getenv(sp, name, buf, sizeof buf) != ESPANK_SUCCESS) return std::nullopt;
+    return std::string(buf);
+}
+
+}  // namespace gputopo::spank
+
+using namespace gputopo::spank;
+
+extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
+    try {
+        PluginState& st = state();
+        std::vector<std::string> args;
+        for (int i = 0; i < ac; ++i) args.emplace_back(av[i] ? av[i] : "");
+        try {
+            st.config = parse_plugstack_args(args);
+            st.config_ok = true;
+        } catch (const std::exception& e) {
+            st.config_ok = false;
+            st.config_error = e.what();
+            slurm_error("%s; gputopo stays inactive", e.what());
+        }
+        spank_context_t ctx = spank_context();
+        if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR || ctx == S_CTX_REMOTE) {
+            if (register_option(sp) != 0) slurm_error("gputopo: cannot register --%s", kOptionName);
+        }
+        // slurmd start: discover once per node when a cache is configured.
+        if (ctx == S_CTX_SLURMD && st.config_ok && !st.config.cache_dir.empty() && st.config.topology.empty()) {
+            char host[256] = {0};
+            gethostname(host, sizeof host - 1);
+            try {
+                if (!cache_fresh(st.config.cache_dir, host, current_stamp())) refresh_cache(st.config.cache_dir, host);
+            } catch (const std::exception& e) {
+                slurm_error("%s", e.what());
+            }
+        }
+        return 0;
+    } catch (...) {
+        return 0;
+    }
+}
+
+extern "C" int slurm_spank_init_post_opt(spank_t sp, int ac, char** av) {
+    try {
+        if (spank_remote(sp)) return remote_init_post_opt(sp, ac, av);
+        return local_init_post_opt(sp, ac, av);
+    } catch (...) {
+        return 0;
+    }
+}

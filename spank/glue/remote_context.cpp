@@ -1,0 +1,241 @@
+// slurmstepd (remote context).
+//   init_post_opt (root): with cache= and no topology=, refresh a stale cache.
+//   user_init (once per node, before the tasks fork): decide the options, read
+//     the topology (topology= file, else the cache, else live discovery), plan.
+//   task_init (in each task, before exec): set the environment, CPU affinity
+//     and memory policy, print the verbose line.
+// Any failure: one warning "gputopo: ..." on the user's stderr (from local task
+// 0) and the tasks run unbound; with `strict` the step fails with the message.
+extern "C" {
+#include <slurm/spank.h>
+}
+
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "spank/glue/state.hpp"
+#include "spank/task_binding.hpp"
+#include "spank/topology_cache.hpp"
+#include "topo/errors.hpp"
+#include "topo/planner.hpp"
+#include "topo/topology_loader.hpp"
+
+namespace gputopo::spank {
+
+namespace {
+
+const char* kJobOptionVars[] = {"SPANK__SLURM_SPANK_OPTION_gputopo_gpu_topo", "_SLURM_SPANK_OPTION_gputopo_gpu_topo"};
+
+std::string host_name() {
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    return host;
+}
+
+CpuSet online_cpus() {
+    std::ifstream f("/sys/devices/system/cpu/online");
+    std::string line;
+    if (f && std::getline(f, line)) {
+        try {
+            return CpuSet::parse_list(line);
+        } catch (const std::exception&) {
+        }
+    }
+    return CpuSet::range(0, static_cast<int>(sysconf(_SC_NPROCESSORS_CONF)) - 1);
+}
+
+CpuSet current_affinity() {
+    CpuSet s;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return online_cpus();
+    for (int i = 0; i < CPU_SETSIZE; ++i)
+        if (CPU_ISSET(i, &set)) s.set(i);
+    return s;
+}
+
+// Messages from the library start with "gputopo: "; we add our own prefix.
+std::string without_prefix(const std::string& m) {
+    return m.rfind("gputopo: ", 0) == 0 ? m.substr(9) : m;
+}
+
+double micros_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The options in force: the step's --gpu-topo, else the job's (sbatch/salloc),
+// else plugstack.conf's default=.
+Options effective_options(spank_t sp, PluginState& st) {
+    if (!st.user_option_error.empty()) throw ParseError(st.user_option_error);
+    if (st.user_options) return *st.user_options;
+    for (const char* var : kJobOptionVars)
+        if (auto v = job_getenv(sp, var)) return parse_gpu_topo(*v);
+    return st.config.defaults;
+}
+
+Node read_topology(PluginState& st) {
+    if (!st.config.topology.empty())
+        return load_topology_file(expand_path(st.config.topology, st.node_name, host_name()));
+    if (!st.config.cache_dir.empty()) return load_cached_topology(st.config.cache_dir, host_name());
+    return discover_this_machine();
+}
+
+int apply_affinity(const CpuSet& cpus, std::string& why) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus.to_vector()) {
+        if (c >= CPU_SETSIZE) {
+            why = "CPU " + std::to_string(c) + " is beyond this host's CPU set size";
+            return -1;
+        }
+        CPU_SET(c, &set);
+    }
+    if (sched_setaffinity(0, sizeof set, &set) != 0) {
+        why = std::string("sched_setaffinity(") + cpus.to_list() + "): " + std::strerror(errno);
+        return -1;
+    }
+    return 0;
+}
+
+// set_mempolicy(MPOL_BIND) on the task's NUMA nodes, when they exist here.
+int apply_mempolicy(const std::vector<int>& mems, std::string& why) {
+    if (mems.empty()) return 0;
+    unsigned long mask[16] = {0};
+    const int bits = static_cast<int>(sizeof(unsigned long) * 8);
+    for (int m : mems) {
+        if (m < 0 || m >= 16 * bits) {
+            why = "NUMA node " + std::to_string(m) + " out of range";
+            return -1;
+        }
+        if (access(("/sys/devices/system/node/node" + std::to_string(m)).c_str(), F_OK) != 0) {
+            why = "NUMA node " + std::to_string(m) + " does not exist on this host";
+            return -1;
+        }
+        mask[m / bits] |= 1UL << (m % bits);
+    }
+    const int kMpolBind = 2;
+    if (syscall(SYS_set_mempolicy, kMpolBind, mask, static_cast<unsigned long>(16 * bits)) != 0) {
+        why = std::string("set_mempolicy: ") + std::strerror(errno);
+        return -1;
+    }
+    return 0;
+}
+
+}  // namespace
+
+int remote_init_post_opt(spank_t, int, char**) {
+    PluginState& st = state();
+    if (!st.config_ok || st.config.cache_dir.empty() || !st.config.topology.empty()) return 0;
+    try {
+        const std::string host = host_name();
+        if (!cache_fresh(st.config.cache_dir, host, current_stamp())) refresh_cache(st.config.cache_dir, host);
+    } catch (const std::exception& e) {
+        slurm_error("%s", e.what());
+    }
+    return 0;
+}
+
+}  // namespace gputopo::spank
+
+using namespace gputopo;
+using namespace gputopo::spank;
+
+extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+        PluginState& st = state();
+        if (!st.config_ok) return 0;  // logged by slurm_spank_init
+        try {
+            st.effective = effective_options(sp, st);
+        } catch (const std::exception& e) {
+            st.problem = e.what();
+            return 0;
+        }
+        if (st.effective.mode == Mode::None) return 0;
+        uint32_t node_id = 0;
+        if (spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS) node_id = 0;
+        st.node_name = slurm_node_name([&](const std::string& n) { return job_getenv(sp, n.c_str()); },
+                                       static_cast<int>(node_id), host_name());
+        try {
+            st.inputs = read_step_inputs([&](const std::string& n) { return job_getenv(sp, n.c_str()); });
+            uint32_t ntasks = 1;
+            if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS) ntasks = 1;
+            st.local_tasks = static_cast<int>(ntasks);
+            st.node = read_topology(st);
+            const CpuSet host = online_cpus();
+            st.cpus_on_host = topology_cpus_on_host(st.node, host);
+            st.plan = make_plan(st.node, plan_request(st.inputs, st.local_tasks, st.effective.mode,
+                                                      allowed_cpus(st.node, host, current_affinity())));
+            st.planned = true;
+        } catch (const std::exception& e) {
+            st.problem = e.what();
+        }
+        st.plan_us = micros_since(t0);
+        return 0;
+    } catch (...) {
+        return 0;
+    }
+}
+
+extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+        PluginState& st = state();
+        if (!st.planned && st.problem.empty()) return 0;  // inactive
+        int task = 0;
+        if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS) task = 0;
+        const bool strict = st.effective.strict;
+        if (!st.planned) {
+            if (task == 0) {
+                std::string where = st.node_name.empty() ? "" : st.node_name + ": ";
+                std::string what = without_prefix(st.problem);
+                std::fprintf(stderr, "gputopo: %s%s%s\n", where.c_str(), what.c_str(),
+                             strict ? " (strict: the step fails)" : "; tasks run unbound");
+            }
+            return strict ? -1 : 0;
+        }
+        TaskAction a = bind_task(st.node_name, st.node, st.plan, task, st.effective, st.inputs,
+                                 [&](const std::string& n) { return job_getenv(sp, n.c_str()); }, st.cpus_on_host);
+        for (const auto& v : a.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
+        std::string why = a.skip_reason;
+        bool failed = !why.empty() && st.cpus_on_host;  // an explicit user binding is not a failure
+        if (!st.cpus_on_host && !a.cpus.empty()) failed = true;
+        if (a.apply_affinity) {
+            std::string e;
+            if (apply_affinity(a.cpus, e) != 0 || apply_mempolicy(a.mems, e) != 0) {
+                why = "affinity not applied: " + e;
+                failed = true;
+            }
+        }
+        if (st.effective.verbose) {
+            std::string line = a.verbose_line;
+            if (why != a.skip_reason) line += " (" + why + ")";
+            std::fprintf(stderr, "%s\n", line.c_str());
+        } else if (failed && task == 0) {
+            std::fprintf(stderr, "gputopo: %s: %s\n", st.node_name.c_str(), why.c_str());
+        }
+        if (failed && strict) {
+            std::fprintf(stderr, "gputopo: %s task %d: %s (strict: the step fails)\n", st.node_name.c_str(), task,
+                         why.c_str());
+            return -1;
+        }
+        if (auto t = job_getenv(sp, "GPUTOPO_DEBUG_TIMING"); t && *t == "1") {
+            double us = micros_since(t0);
+            std::fprintf(stderr, "gputopo: %s task %d: plugin time %.1f us (task_init %.1f us + user_init %.1f us / %d tasks)\n",
+                         st.node_name.c_str(), task, us + st.plan_us / std::max(1, st.local_tasks), us, st.plan_us,
+                         st.local_tasks);
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "gputopo: %s; task runs unbound\n", e.what());
+        return state().effective.strict ? -1 : 0;
+    } catch (...) {
+        return 0;
+    }
+}

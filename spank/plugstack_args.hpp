@@ -1,0 +1,37 @@
+// The plugin's arguments in plugstack.conf: `optional gputopo.so KEY=VALUE ...`.
+// One table of keys (plugstack_args.cpp): adding a key is one entry there and
+// one field here. Unknown keys and bad values throw ParseError naming the
+// argument; the plugin then logs it and stays out of the way.
+//   default=MODE[,FLAGS]  used when the user gives no --gpu-topo (default: none)
+//   topology=PATH         read this hwloc/NCCL XML instead of discovering;
+//                         %n = Slurm node name, %h = host name, %% = %
+//   cache=DIR             where live discovery is cached (see topology_cache.hpp)
+// Paths must be absolute: they are the only files opened as root, and they come
+// from the administrator, never from a user.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "option_parser.hpp"
+
+namespace gputopo::spank {
+
+struct PluginConfig {
+    Options defaults;          // default=
+    std::string topology;      // topology= (pattern, unexpanded)
+    std::string cache_dir;     // cache=
+};
+
+// argv as Slurm passes it (the words after the plugin path).
+PluginConfig parse_plugstack_args(const std::vector<std::string>& argv);
+
+// The key names, in table order (for messages and docs).
+std::vector<std::string> plugstack_keys();
+
+// Expands %n, %h and %% in an admin-set path pattern. Throws ParseError on any
+// other % sequence. A node or host name containing '/' is refused (it would
+// change the directory).
+std::string expand_path(const std::string& pattern, const std::string& node, const std::string& host);
+
+}  // namespace gputopo::spank

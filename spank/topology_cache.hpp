@@ -1,0 +1,39 @@
+// cache=DIR: live hwloc discovery (100s of ms) done once per node and kept as
+// hwloc XML, re-done when the cache is missing or stale (another boot id,
+// another NVIDIA driver version). Task launch only reads the cache.
+// Files: DIR/<host>.xml and DIR/<host>.meta ("boot_id=..\ndriver=..\n"),
+// written atomically (temporary file + rename). DIR is admin-set.
+#pragma once
+
+#include <string>
+
+#include "topo/model.hpp"
+
+namespace gputopo::spank {
+
+struct CacheStamp {
+    std::string boot_id;   // /proc/sys/kernel/random/boot_id
+    std::string driver;    // first line of /proc/driver/nvidia/version, "" when absent
+    std::string to_text() const;
+    bool operator==(const CacheStamp& o) const { return boot_id == o.boot_id && driver == o.driver; }
+};
+
+CacheStamp current_stamp();
+
+std::string cache_xml_path(const std::string& dir, const std::string& host);
+std::string cache_meta_path(const std::string& dir, const std::string& host);
+
+// True when both files exist and the metadata matches `stamp`.
+bool cache_fresh(const std::string& dir, const std::string& host, const CacheStamp& stamp);
+
+// Discovers this machine and writes the cache. Throws TopologyError on failure.
+void refresh_cache(const std::string& dir, const std::string& host);
+
+// The node from the cache; discovers (and writes the cache) when it is missing
+// or stale. Throws TopologyError.
+Node load_cached_topology(const std::string& dir, const std::string& host);
+
+// Writes `text` to `path` atomically. Throws TopologyError.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace gputopo::spank

@@ -1,0 +1,350 @@
+# shellcheck shell=bash
+# A real Slurm cluster on loopback for gputopo's end-to-end tests. Source it.
+#
+# CONTRACT
+#   . tests/cluster/harness.sh
+#   cluster_start BUILD   start munged, slurmctld and 4 slurmd (n1..n4) in a fresh
+#                         /tmp/gputopo-cluster.XXXXXX dir on free random ports;
+#                         installs `trap cluster_stop EXIT INT TERM`. Returns non-zero
+#                         (with the reason on stderr) when it cannot start.
+#   cluster_stop          cancel jobs, stop only this run's daemons (by pid file), remove
+#                         the dir (kept when GPUTOPO_KEEP_CLUSTER=1). Idempotent.
+#   cluster_ensure BUILD  for a t_*.sh run on its own: start a cluster unless one is
+#                         already running (CLUSTER_DIR exported by run.sh).
+#   plugstack_set "ARGS"  rewrite plugstack.conf to `optional <BUILD>/gputopo.so ARGS`
+#                         (srun and slurmstepd re-read it per step; slurmd is not restarted).
+#   plugstack_set_line "LINE"  write LINE as the whole plugstack.conf ("" = no plugin).
+#   plugstack_default     back to `topology=$CLUSTER_DIR/topo/%n.xml`.
+#   node_topology NODE    the topology file node NODE uses (for `gputopo plan --topology`).
+#   wait_job_state JOBID STATE [SECONDS]   poll squeue/scontrol until the job reaches STATE.
+#   tap_ok NAME / tap_not_ok NAME [WHY] / tap_check NAME CMD...   print "ok - NAME" / "not ok - NAME".
+#
+# Exported after cluster_start: SLURM_CONF, CLUSTER_DIR, CLUSTER_BUILD (absolute), CLUSTER_SRC
+# (the source tree), CLUSTER_PLUGIN (gputopo.so), CLUSTER_NODES ("n1 n2 n3 n4"),
+# CLUSTER_CTLD_PORT, PATH unchanged (Slurm's own srun/sbatch/... talk to this cluster via SLURM_CONF).
+#
+# The nodes (partition "debug", default; topology/tree: leaf1=n[1-2], leaf2=n[3-4], spine):
+#   n1  this host: an NCCL-format topology generated at start with this host's real CPUs
+#       (2 NVIDIA GPUs, 2 RDMA NICs mlx5_0/mlx5_1), so real affinity can be checked. gpu:2
+#   n2  OCI BM.GPU.H100.8 NCCL dump, 8x H100, 2 sockets, 224 CPUs. gpu:h100:8
+#   n3  LLNL Dell XE8640 hwloc XML, 4x H100 SXM5, SNC4, 224 CPUs.  gpu:h100:4
+#   n4  LLNL Tioga hwloc XML, AMD MI250X (8 GCDs), 128 CPUs.      gpu:mi250x:8
+#   GPU device files are character devices (mknod c 1 3) under $CLUSTER_DIR/dev/<node>/.
+#
+# Extending slurm.conf (before cluster_start): every tests/cluster/conf.d/*.conf, then
+# $GPUTOPO_EXTRA_SLURM_CONF (text), are appended to slurm.conf. In both, @CLUSTER_DIR@,
+# @BUILD@ and @SRC@ are replaced by the run dir, the absolute build dir and the source tree.
+# JobSubmitPlugins=lua with etc/job_submit.lua copied beside slurm.conf; JobRequeue=1.
+# Logs: $CLUSTER_DIR/log/{slurmctld,slurmd-nN,munged}.log (printed by cluster_dump_logs).
+# Two runs in parallel do not clash: own dir, own munged socket and key, own ports.
+
+_harness_src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+_harness_need() {
+    local missing="" b
+    for b in munged mungekey munge unmunge slurmctld slurmd srun sbatch salloc scontrol squeue sinfo scancel python3; do
+        command -v "$b" >/dev/null 2>&1 || [ -x "/usr/sbin/$b" ] || missing="$missing $b"
+    done
+    if [ -n "$missing" ]; then
+        echo "harness: missing programs:$missing (run 'make deps' as root: slurmctld slurmd slurm-client munge python3)" >&2
+        return 1
+    fi
+}
+
+_port_free() {
+    ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# Five consecutive free ports from a random base.
+_pick_ports() {
+    local try base p ok
+    for try in $(seq 1 50); do
+        base=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        ok=1
+        for p in $(seq "$base" $((base + 4))); do
+            _port_free "$p" || { ok=0; break; }
+        done
+        [ "$ok" = 1 ] && { echo "$base"; return 0; }
+    done
+    echo "harness: no free ports found" >&2
+    return 1
+}
+
+# An NCCL-format topology of this host: its real CPUs (all on one NUMA node unless sysfs
+# says otherwise), 2 fake NVIDIA GPUs joined by NVLink and 2 RDMA NICs, one per GPU.
+_host_topology() {
+    python3 - "$1" <<'EOF'
+import os, sys
+cpus = sorted(os.sched_getaffinity(0))
+mask = 0
+for c in cpus:
+    mask |= 1 << c
+words = []
+while mask or not words:
+    words.append("%08x" % (mask & 0xffffffff))
+    mask >>= 32
+aff = ",".join(reversed(words))
+gpus = [("0000:17:00.0", "0000:18:00.0", "mlx5_0"), ("0000:3a:00.0", "0000:3b:00.0", "mlx5_1")]
+out = ['<system version="1">',
+       '  <cpu numaid="0" affinity="%s" arch="x86_64" vendor="GenuineIntel">' % aff]
+for i, (gpu, nic, name) in enumerate(gpus):
+    other = gpus[1 - i][0]
+    out += ['    <pci busid="%s" class="0x030200" vendor="0x10de" device="0x2330" link_speed="32.0 GT/s PCIe" link_width="16">' % gpu,
+            '      <gpu dev="%d" sm="90" rank="%d" gdr="1">' % (i, i),
+            '        <nvlink target="%s" count="18" tclass="0x030200"/>' % other,
+            '      </gpu>',
+            '    </pci>',
+            '    <pci busid="%s" class="0x020700" vendor="0x15b3" device="0x1021" link_speed="32.0 GT/s PCIe" link_width="16">' % nic,
+            '      <nic>',
+            '        <net name="%s" dev="%d" speed="400000" port="1" latency="0" guid="0x%x" maxconn="131072" gdr="1"/>' % (name, i, i + 1),
+            '      </nic>',
+            '    </pci>']
+out += ['  </cpu>', '</system>']
+open(sys.argv[1], "w").write("\n".join(out) + "\n")
+EOF
+}
+
+node_topology() {
+    echo "$CLUSTER_DIR/topo/$1.xml"
+}
+
+plugstack_set_line() {
+    printf '%s\n' "$1" > "$CLUSTER_DIR/etc/plugstack.conf.tmp" && mv -f "$CLUSTER_DIR/etc/plugstack.conf.tmp" "$CLUSTER_DIR/etc/plugstack.conf"
+}
+
+plugstack_set() {
+    plugstack_set_line "optional $CLUSTER_PLUGIN $*"
+}
+
+plugstack_default() {
+    plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml"
+}
+
+tap_ok() { echo "ok - $1"; }
+tap_not_ok() {
+    echo "not ok - $1"
+    [ $# -gt 1 ] && printf '#   %s\n' "${@:2}" >&2
+    return 0
+}
+# tap_check NAME CMD...: ok when CMD succeeds.
+tap_check() {
+    local name=$1
+    shift
+    if "$@"; then tap_ok "$name"; else tap_not_ok "$name" "failed: $*"; fi
+}
+
+wait_job_state() {
+    local job=$1 want=$2 secs=${3:-30} i st
+    for i in $(seq 1 $((secs * 5))); do
+        st=$(scontrol show job "$job" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -n 1)
+        [ "$st" = "$want" ] && return 0
+        sleep 0.2
+    done
+    echo "harness: job $job is ${st:-gone}, expected $want after ${secs}s" >&2
+    return 1
+}
+
+cluster_dump_logs() {
+    local f
+    for f in "$CLUSTER_DIR"/log/*.log; do
+        [ -f "$f" ] || continue
+        echo "----- $f (last 30 lines)" >&2
+        tail -n 30 "$f" >&2
+    done
+}
+
+_harness_subst() {
+    sed -e "s|@CLUSTER_DIR@|$CLUSTER_DIR|g" -e "s|@BUILD@|$CLUSTER_BUILD|g" -e "s|@SRC@|$_harness_src|g"
+}
+
+_harness_write_conf() {
+    local base=$1 d=$CLUSTER_DIR ncpu
+    ncpu=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
+    cat > "$d/etc/slurm.conf" <<EOF
+ClusterName=gputopo$$
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$base
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$d/munge/munge.socket
+StateSaveLocation=$d/state
+SlurmdSpoolDir=$d/spool/%n
+SlurmctldPidFile=$d/run/slurmctld.pid
+SlurmdPidFile=$d/run/slurmd-%n.pid
+SlurmctldLogFile=$d/log/slurmctld.log
+SlurmdLogFile=$d/log/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmdParameters=config_overrides
+SchedulerType=sched/builtin
+GresTypes=gpu
+TopologyPlugin=topology/tree
+JobRequeue=1
+JobSubmitPlugins=lua
+PlugStackConfig=$d/etc/plugstack.conf
+MpiDefault=none
+SwitchType=switch/none
+ReturnToService=2
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+JobAcctGatherType=jobacct_gather/none
+InactiveLimit=0
+KillWait=5
+MinJobAge=300
+MailProg=/bin/true
+MessageTimeout=20
+SlurmdTimeout=300
+PropagateResourceLimitsExcept=ALL
+NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 1)) CPUs=$ncpu Sockets=1 CoresPerSocket=$ncpu ThreadsPerCore=1 RealMemory=4000 Gres=gpu:2
+NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 2)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=4000 Gres=gpu:h100:8
+NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 3)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=4000 Gres=gpu:h100:4
+NodeName=n4 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 4)) CPUs=128 Sockets=1 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=4000 Gres=gpu:mi250x:8
+PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP
+EOF
+    local f
+    for f in "$_harness_src"/tests/cluster/conf.d/*.conf; do
+        [ -f "$f" ] || continue
+        { echo "# from $f"; _harness_subst < "$f"; } >> "$d/etc/slurm.conf"
+    done
+    if [ -n "${GPUTOPO_EXTRA_SLURM_CONF:-}" ]; then
+        { echo "# from GPUTOPO_EXTRA_SLURM_CONF"; printf '%s\n' "$GPUTOPO_EXTRA_SLURM_CONF" | _harness_subst; } >> "$d/etc/slurm.conf"
+    fi
+    cat > "$d/etc/gres.conf" <<EOF
+NodeName=n1 Name=gpu File=$d/dev/n1/nvidia[0-1]
+NodeName=n2 Name=gpu Type=h100 File=$d/dev/n2/nvidia[0-7]
+NodeName=n3 Name=gpu Type=h100 File=$d/dev/n3/nvidia[0-3]
+NodeName=n4 Name=gpu Type=mi250x File=$d/dev/n4/renderD[128-135]
+EOF
+    cat > "$d/etc/topology.conf" <<EOF
+SwitchName=leaf1 Nodes=n[1-2]
+SwitchName=leaf2 Nodes=n[3-4]
+SwitchName=spine Switches=leaf[1-2]
+EOF
+    cp "$_harness_src/etc/job_submit.lua" "$d/etc/job_submit.lua"
+}
+
+_harness_devices() {
+    local d=$CLUSTER_DIR n i
+    for n in n1 n2 n3; do
+        mkdir -p "$d/dev/$n"
+    done
+    for i in 0 1; do mknod "$d/dev/n1/nvidia$i" c 1 3; done
+    for i in 0 1 2 3 4 5 6 7; do mknod "$d/dev/n2/nvidia$i" c 1 3; done
+    for i in 0 1 2 3; do mknod "$d/dev/n3/nvidia$i" c 1 3; done
+    mkdir -p "$d/dev/n4"
+    for i in 128 129 130 131 132 133 134 135; do mknod "$d/dev/n4/renderD$i" c 1 3; done
+}
+
+_harness_topologies() {
+    local t=$CLUSTER_DIR/topo f=$_harness_src/tests/fixtures/topologies
+    _host_topology "$t/n1.xml" || return 1
+    cp "$f"/nccl/oci-BM.GPU.H100.8_8xH100-SXM5_8xCX7-dualport_2xXeon8480+_nccl-dump.xml "$t/n2.xml" &&
+    cp "$f"/hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml "$t/n3.xml" &&
+    cp "$f"/hwloc/llnl-tioga_hpe-cray-ex235a_1xEPYC7A53_4xMI250X-8GCD_4xSlingshot_XGMI_hwloc2.xml "$t/n4.xml"
+}
+
+_harness_start_munge() {
+    local m=$CLUSTER_DIR/munge i
+    mkdir -p "$m" && chmod 0755 "$m"
+    mungekey -c -k "$m/munge.key" >/dev/null 2>&1 || { echo "harness: mungekey failed" >&2; return 1; }
+    munged -f --socket="$m/munge.socket" --key-file="$m/munge.key" --pid-file="$m/munged.pid" \
+        --log-file="$CLUSTER_DIR/log/munged.log" --seed-file="$m/munged.seed" ||
+        { echo "harness: munged failed to start" >&2; return 1; }
+    for i in $(seq 1 50); do
+        munge -n -S "$m/munge.socket" 2>/dev/null | unmunge -S "$m/munge.socket" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    echo "harness: munged does not answer on $m/munge.socket" >&2
+    return 1
+}
+
+cluster_start() {
+    local build=${1:-${CLUSTER_BUILD:-build}} base n i state
+    _harness_need || return 1
+    CLUSTER_BUILD=$(cd "$build" 2>/dev/null && pwd) || { echo "harness: no build dir '$build'" >&2; return 1; }
+    CLUSTER_PLUGIN=$CLUSTER_BUILD/gputopo.so
+    [ -f "$CLUSTER_PLUGIN" ] || { echo "harness: $CLUSTER_PLUGIN is missing (make all)" >&2; return 1; }
+    CLUSTER_SRC=$_harness_src
+    CLUSTER_NODES="n1 n2 n3 n4"
+    CLUSTER_DIR=$(mktemp -d /tmp/gputopo-cluster.XXXXXX) || return 1
+    chmod 0755 "$CLUSTER_DIR"
+    export CLUSTER_DIR CLUSTER_BUILD CLUSTER_PLUGIN CLUSTER_SRC CLUSTER_NODES
+    export SLURM_CONF=$CLUSTER_DIR/etc/slurm.conf
+    trap cluster_stop EXIT INT TERM
+    mkdir -p "$CLUSTER_DIR"/{etc,state,run,log,topo,cache,tmp} "$CLUSTER_DIR"/spool/n{1,2,3,4}
+    _harness_topologies || { echo "harness: could not write topologies" >&2; return 1; }
+    _harness_devices || { echo "harness: mknod failed (run as root)" >&2; return 1; }
+    _harness_start_munge || return 1
+    # Ports: picked under a lock and held until the daemons have bound them, so
+    # two runs starting together cannot pick the same ones.
+    exec {_harness_lock}>/tmp/gputopo-cluster-ports.lock
+    flock -w 60 "$_harness_lock" || true
+    base=$(_pick_ports) || { flock -u "$_harness_lock"; return 1; }
+    CLUSTER_CTLD_PORT=$base
+    export CLUSTER_CTLD_PORT
+    _harness_write_conf "$base"
+    plugstack_default
+    slurmctld -f "$SLURM_CONF" -i ||
+        { flock -u "$_harness_lock"; echo "harness: slurmctld failed" >&2; cluster_dump_logs; return 1; }
+    for n in $CLUSTER_NODES; do
+        slurmd -f "$SLURM_CONF" -N "$n" ||
+            { flock -u "$_harness_lock"; echo "harness: slurmd $n failed" >&2; cluster_dump_logs; return 1; }
+    done
+    for i in $(seq 1 150); do
+        state=$(sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | awk '$2 == "idle"' | wc -l)
+        [ "$state" -ge 4 ] && break
+        sleep 0.2
+    done
+    flock -u "$_harness_lock"
+    exec {_harness_lock}>&-
+    if [ "${state:-0}" -lt 4 ]; then
+        echo "harness: nodes did not become idle:" >&2
+        sinfo -N >&2 2>&1
+        cluster_dump_logs
+        return 1
+    fi
+    return 0
+}
+
+cluster_ensure() {
+    if [ -n "${CLUSTER_DIR:-}" ] && [ -f "${SLURM_CONF:-}" ]; then
+        CLUSTER_PLUGIN=${CLUSTER_PLUGIN:-$CLUSTER_BUILD/gputopo.so}
+        return 0
+    fi
+    cluster_start "$@"
+}
+
+_harness_kill_pidfile() {
+    local f=$1 pid i
+    [ -f "$f" ] || return 0
+    pid=$(cat "$f" 2>/dev/null)
+    [ -n "$pid" ] || return 0
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for i in $(seq 1 50); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+}
+
+cluster_stop() {
+    [ -n "${CLUSTER_DIR:-}" ] && [ -d "$CLUSTER_DIR" ] || return 0
+    trap - EXIT INT TERM
+    scancel --quiet --full -u root 2>/dev/null || true
+    local f
+    for f in "$CLUSTER_DIR"/run/slurmd-*.pid; do _harness_kill_pidfile "$f"; done
+    _harness_kill_pidfile "$CLUSTER_DIR/run/slurmctld.pid"
+    _harness_kill_pidfile "$CLUSTER_DIR/munge/munged.pid"
+    if [ "${GPUTOPO_KEEP_CLUSTER:-0}" = 1 ]; then
+        echo "harness: kept $CLUSTER_DIR" >&2
+    else
+        rm -rf "$CLUSTER_DIR"
+    fi
+    CLUSTER_DIR=
+}

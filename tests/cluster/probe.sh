@@ -1,0 +1,13 @@
+#!/bin/bash
+# Run as the task of an srun: prints one line "PROBE KEY=VALUE ..." with what
+# the task got (the variables gputopo sets or reads) and the kernel's view of
+# its affinity. Read by check_binding.py. Bash, not python: 32 tasks start fast.
+line=PROBE
+for v in $(compgen -e GPUTOPO_) CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER ROCR_VISIBLE_DEVICES NCCL_IB_HCA \
+         UCX_NET_DEVICES SLURMD_NODENAME SLURM_LOCALID SLURM_PROCID SLURM_STEP_GPUS SLURM_JOB_GPUS; do
+    [ -n "${!v+x}" ] && line+=" $v=${!v}"
+done
+while IFS=$':\t ' read -r key value; do
+    case $key in Cpus_allowed_list|Mems_allowed_list) line+=" $key=$value" ;; esac
+done < /proc/self/status
+echo "$line"

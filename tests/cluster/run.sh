@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Starts one local Slurm cluster (tests/cluster/harness.sh), runs every
+# tests/cluster/t_*.sh in sorted order against it, stops it.
+#   tests/cluster/run.sh [BUILD]        (default: build)
+#   GPUTOPO_CLUSTER_TESTS="t_plugin_env.sh ..."  run only these
+# Each test prints "ok - NAME" / "not ok - NAME" lines. Missing Slurm or munge
+# binaries are a failure, not a skip (`make deps` installs them).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-build}
+. "$here/harness.sh"
+
+if ! _harness_need; then
+    echo "not ok - cluster harness: Slurm/munge programs are missing"
+    exit 1
+fi
+if ! cluster_start "$build"; then
+    echo "not ok - cluster harness: the local cluster did not start"
+    exit 1
+fi
+echo "# cluster in $CLUSTER_DIR (slurmctld port $CLUSTER_CTLD_PORT)"
+
+status=0
+tests=${GPUTOPO_CLUSTER_TESTS:-$(cd "$here" && ls t_*.sh 2>/dev/null | sort)}
+for t in $tests; do
+    echo "# $t"
+    plugstack_default
+    start=$(date +%s)
+    bash "$here/$t" "$build"
+    rc=$?
+    echo "# $t: exit $rc, $(( $(date +%s) - start ))s"
+    [ "$rc" -eq 0 ] || status=1
+    # Leave no job behind for the next test.
+    scancel --quiet -u root 2>/dev/null || true
+done
+cluster_stop
+exit $status
