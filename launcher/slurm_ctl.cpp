@@ -68,11 +68,11 @@ CommandResult run_command(const std::vector<std::string>& argv, double timeout_s
 
 std::map<std::string, std::string> parse_scontrol_record(const std::string& text) {
     std::map<std::string, std::string> out;
-    // Key starts: at the beginning or after whitespace, [A-Za-z][A-Za-z0-9/:_]* followed by '='.
+    // Key starts: at the beginning or after whitespace, [A-Z][A-Za-z0-9/:_]* followed by '='.
     std::vector<std::pair<size_t, size_t>> keys;  // key start, '=' position
     for (size_t i = 0; i < text.size(); ++i) {
         if (i > 0 && !std::isspace(static_cast<unsigned char>(text[i - 1]))) continue;
-        if (!std::isalpha(static_cast<unsigned char>(text[i]))) continue;
+        if (!std::isupper(static_cast<unsigned char>(text[i]))) continue;  // Slurm keys start upper-case
         size_t j = i;
         while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '/' ||
                                    text[j] == ':' || text[j] == '_'))
