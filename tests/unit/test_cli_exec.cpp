@@ -221,6 +221,7 @@ TEST_CASE("gputopo bad command lines: one message naming the bad word and the ch
         CHECK(r.rc == 2);
         CHECK(r.out.empty());
         CHECK(r.err.rfind("gputopo: ", 0) == 0);
+        CHECK(r.err.find("gputopo: gputopo:") == std::string::npos);
         CHECK(count_lines(r.err) == 1);
         for (const auto& word : c.in_message) CHECK(r.err.find(word) != std::string::npos);
     }
@@ -243,6 +244,7 @@ TEST_CASE("gputopo unusable topology files: one message naming the file, exit 1"
             CHECK(r.rc == 1);
             CHECK(r.out.empty());
             CHECK(r.err.rfind("gputopo: ", 0) == 0);
+            CHECK(r.err.find("gputopo: gputopo:") == std::string::npos);
             CHECK(count_lines(r.err) == 1);
             CHECK(r.err.find(file) != std::string::npos);
         }

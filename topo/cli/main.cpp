@@ -87,6 +87,13 @@ int run(const std::vector<std::string>& args) {
     return c->run(std::vector<std::string>(args.begin() + 1, args.end()), std::cout);
 }
 
+// Library exceptions already carry the "gputopo: " prefix; add it only
+// where it is missing.
+std::string user_message(const char* what) {
+    const std::string msg = what;
+    return msg.rfind("gputopo: ", 0) == 0 ? msg : "gputopo: " + msg;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -100,10 +107,10 @@ int main(int argc, char** argv) {
         }
         return rc;
     } catch (const gputopo::cli::UsageError& e) {
-        std::cerr << "gputopo: " << e.what() << "\n";
+        std::cerr << user_message(e.what()) << "\n";
         return 2;
     } catch (const std::exception& e) {  // TopologyError, PlanError, ParseError, I/O
-        std::cerr << "gputopo: " << e.what() << "\n";
+        std::cerr << user_message(e.what()) << "\n";
         return 1;
     }
 }
