@@ -43,6 +43,7 @@ std::vector<ConfLine> parse_conf_lines(std::string_view text, const std::string&
         if (!line.empty() && line.back() == '\r') line.pop_back();
         // Comment: '#' not escaped as "\#".
         std::string clean;
+        clean.reserve(line.size());
         for (size_t i = 0; i < line.size(); ++i) {
             if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == '#') {
                 clean += '#';
@@ -75,9 +76,13 @@ std::vector<ConfLine> parse_conf_lines(std::string_view text, const std::string&
         cl.file = file;
         cl.number = pending_start;
         cl.text = pending.substr(b, pending.find_last_not_of(" \t") - b + 1);
-        std::istringstream in(cl.text);
-        std::string tok;
-        while (in >> tok) {
+        size_t at = 0;
+        while (true) {
+            at = cl.text.find_first_not_of(" \t", at);
+            if (at == std::string::npos) break;
+            size_t stop = cl.text.find_first_of(" \t", at);
+            std::string tok = cl.text.substr(at, stop == std::string::npos ? std::string::npos : stop - at);
+            at = stop;
             size_t eq = tok.find('=');
             if (eq == std::string::npos || eq == 0)
                 cl.fail("'" + tok + "' is not Key=Value", "Key=Value words separated by spaces");

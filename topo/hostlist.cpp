@@ -219,8 +219,18 @@ Hostlist Hostlist::parse(std::string_view expression) {
             prefixes.swap(next);
             p = c + 1;
         }
-        for (const std::string& pre : prefixes)
-            for (const Range& r : last) hl.push_range(HostRange{pre, r.lo, r.hi, r.width, false});
+        hl.ranges_.reserve(hl.ranges_.size() + prefixes.size() * last.size());
+        hl.starts_.reserve(hl.ranges_.capacity());
+        HostRange hr;
+        for (const std::string& pre : prefixes) {
+            hr.prefix = pre;
+            for (const Range& r : last) {
+                hr.lo = r.lo;
+                hr.hi = r.hi;
+                hr.width = r.width;
+                hl.push_range(hr);
+            }
+        }
     }
     return hl;
 }

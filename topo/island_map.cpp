@@ -1,6 +1,7 @@
 #include "island_map.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "errors.hpp"
 
@@ -33,13 +34,13 @@ bool canonical(std::string_view prefix, uint64_t number, int width, std::string&
     value = d * pow10(ew) + number;
     key.assign(prefix.substr(0, p));
     key += '\0';
-    key += std::to_string(total);
+    key += static_cast<char>('A' + total);
     return true;
 }
 
 std::string key_name(const std::string& key, uint64_t value) {
     size_t z = key.find('\0');
-    int digits = std::stoi(key.substr(z + 1));
+    int digits = key[z + 1] - 'A';
     std::string s = key.substr(0, z);
     std::string num = std::to_string(value);
     if (static_cast<int>(num.size()) < digits) s.append(static_cast<size_t>(digits) - num.size(), '0');
@@ -75,13 +76,13 @@ std::optional<size_t> IslandMap::id_of(std::string_view island_name) const {
     return it->second;
 }
 
-void IslandMap::insert(Layer& layer, size_t island, const HostRange& r, const std::string& origin) {
+void IslandMap::insert(Layer& layer, uint32_t island, const HostRange& r, uint32_t origin) {
     auto literal = [&](const std::string& name) {
         auto [it, fresh] = layer.literal.emplace(name, std::make_pair(island, origin));
         if (!fresh && it->second.first != island)
-            throw ParseError(origin + ": node '" + name + "' is in island '" + islands_[island].name +
+            throw ParseError(origins_[origin] + ": node '" + name + "' is in island '" + islands_[island].name +
                              "' and already in island '" + islands_[it->second.first].name + "' (" +
-                             it->second.second + "); expected each node in one island per source");
+                             origins_[it->second.second] + "); expected each node in one island per source");
     };
     if (r.single) {
         literal(r.prefix);
@@ -106,8 +107,10 @@ void IslandMap::insert(Layer& layer, size_t island, const HostRange& r, const st
 void IslandMap::add(const std::string& name, const Hostlist& nodes, IslandSource source, const std::string& origin) {
     size_t id = intern(name, source, origin);
     islands_[id].nodes += nodes.count();
+    origins_.push_back(origin);
+    uint32_t o = static_cast<uint32_t>(origins_.size() - 1);
     Layer& layer = layers_[static_cast<int>(source)];
-    for (const HostRange& r : nodes.ranges()) insert(layer, id, r, origin);
+    for (const HostRange& r : nodes.ranges()) insert(layer, static_cast<uint32_t>(id), r, o);
     sealed_ = false;
 }
 
@@ -115,29 +118,34 @@ void IslandMap::seal() const {
     if (sealed_) return;
     for (Layer& layer : layers_) {
         for (auto& [key, list] : layer.numeric) {
-            std::sort(list.begin(), list.end(), [](const Interval& x, const Interval& y) { return x.lo < y.lo; });
+            auto by_lo = [](const Interval& x, const Interval& y) { return x.lo < y.lo; };
+            if (!std::is_sorted(list.begin(), list.end(), by_lo)) std::stable_sort(list.begin(), list.end(), by_lo);
             std::vector<Interval> merged;
             merged.reserve(list.size());
             for (Interval& iv : list) {
                 if (!merged.empty()) {
                     Interval& last = merged.back();
                     if (iv.lo <= last.hi && iv.island != last.island)
-                        throw ParseError(iv.origin + ": node '" + key_name(key, iv.lo) + "' is in island '" +
+                        throw ParseError(origins_[iv.origin] + ": node '" + key_name(key, iv.lo) + "' is in island '" +
                                          islands_[iv.island].name + "' and in island '" +
-                                         islands_[last.island].name + "' (" + last.origin +
+                                         islands_[last.island].name + "' (" + origins_[last.origin] +
                                          "); expected each node in one island per source");
                     if (iv.island == last.island && iv.lo <= last.hi + 1) {
                         last.hi = std::max(last.hi, iv.hi);
                         continue;
                     }
                 }
-                merged.push_back(std::move(iv));
+                merged.push_back(iv);
             }
             merged.shrink_to_fit();
             list.swap(merged);
         }
     }
     sealed_ = true;
+    // Unique across all maps, so a cache keyed by (map, generation) never
+    // mistakes a new map at a reused address for an old one.
+    static std::atomic<uint64_t> counter{0};
+    generation_ = ++counter;
 }
 
 size_t IslandMap::find_key(const std::string& key, uint64_t value, bool literal, int* layer_out) const {
@@ -170,6 +178,54 @@ size_t IslandMap::find_key(const std::string& key, uint64_t value, bool literal,
 size_t IslandMap::find_range_host(const HostRange& range, uint64_t number, int* layer_out) const {
     thread_local std::string key;
     uint64_t value = 0;
+    // Fast path for walking a range: the canonical key of a run of numbers
+    // with the same digit count is the same, so keep it and the interval
+    // lists it selects from one call to the next.
+    thread_local struct {
+        const IslandMap* map = nullptr;
+        uint64_t generation = 0;
+        std::string prefix;
+        int width = -1, digits = 0;
+        bool ok = false;
+        uint64_t high = 0, scale = 0;  // value = high * scale + number
+        const std::vector<Interval>* lists[kIslandSourceCount] = {};
+    } cache;
+    if (!range.single && layer_out == nullptr) {
+        seal();
+        int nd = decimal_digits(number);
+        if (cache.map != this || cache.generation != generation_ || cache.width != range.width ||
+            cache.digits != nd || cache.prefix != range.prefix) {
+            cache.map = this;
+            cache.generation = generation_;
+            cache.prefix = range.prefix;
+            cache.width = range.width;
+            cache.digits = nd;
+            uint64_t v0 = 0;
+            cache.ok = canonical(range.prefix, number, range.width, key, v0);
+            if (cache.ok) {
+                int ew = std::max(range.width, nd);
+                cache.scale = pow10(ew);
+                cache.high = (v0 - number) / cache.scale;
+                for (int l = 0; l < kIslandSourceCount; ++l) {
+                    auto it = layers_[l].numeric.find(key);
+                    cache.lists[l] = it == layers_[l].numeric.end() ? nullptr : &it->second;
+                }
+            }
+        }
+        if (cache.ok) {
+            value = cache.high * cache.scale + number;
+            for (int l = 0; l < kIslandSourceCount; ++l) {
+                const std::vector<Interval>* list = cache.lists[l];
+                if (!list) continue;
+                auto up = std::upper_bound(list->begin(), list->end(), value,
+                                           [](uint64_t v, const Interval& iv) { return v < iv.lo; });
+                if (up == list->begin()) continue;
+                --up;
+                if (value <= up->hi) return up->island;
+            }
+            return npos;
+        }
+    }
     if (range.single) {
         key = range.prefix;
         return find_key(key, 0, true, layer_out);

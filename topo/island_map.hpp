@@ -69,24 +69,26 @@ public:
 private:
     struct Interval {
         uint64_t lo, hi;
-        size_t island;
-        std::string origin;
+        uint32_t island;
+        uint32_t origin;  // index into origins_
     };
     struct Layer {
-        std::unordered_map<std::string, std::pair<size_t, std::string>> literal;  // name -> island, origin
+        std::unordered_map<std::string, std::pair<uint32_t, uint32_t>> literal;  // name -> island, origin
         std::unordered_map<std::string, std::vector<Interval>> numeric;  // key: prefix '\0' digit count
     };
     // Island of a canonical (key, value) or literal name in the first layer
     // that has it; layer index through *layer_out.
     size_t find_key(const std::string& key, uint64_t value, bool literal, int* layer_out) const;
     size_t find_range_host(const HostRange& range, uint64_t number, int* layer_out) const;
-    void insert(Layer& layer, size_t island, const HostRange& r, const std::string& origin);
+    void insert(Layer& layer, uint32_t island, const HostRange& r, uint32_t origin);
     size_t intern(const std::string& name, IslandSource source, const std::string& origin);
 
     std::vector<Island> islands_;
+    std::vector<std::string> origins_;
     std::unordered_map<std::string, size_t> by_name_;
     mutable Layer layers_[kIslandSourceCount];
     mutable bool sealed_ = true;
+    mutable uint64_t generation_ = 0;  // changes whenever the lookup tables do
 };
 
 }  // namespace gputopo
