@@ -148,6 +148,11 @@ private:
             bool memory_only = o->subtype && (!std::strcmp(o->subtype, "GPUMemory"));
             if (!memory_only) nn.cpus = to_cpuset(o->cpuset);
             nn.memory_bytes = o->attr->numanode.local_memory;
+            // hwloc names the GPU whose memory it is (POWER9 + V100, kept
+            // with HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES=1).
+            PciAddress owner;
+            if (memory_only && PciAddress::try_parse(info(o, "PCIBusID"), owner))
+                gpu_memory_[owner.to_string()] = nn.memory_bytes;
             node_.numa_nodes.push_back(nn);
         }
         std::sort(node_.numa_nodes.begin(), node_.numa_nodes.end(),
@@ -272,7 +277,10 @@ private:
             hwloc_obj_t o = pci_objs_[i];
             std::vector<hwloc_obj_t> osdevs = osdevs_of(o);
             bool compute = std::any_of(osdevs.begin(), osdevs.end(), is_compute_osdev);
-            if (is_gpu_function(p.class_id, p.vendor_id, p.device_id, compute))
+            // A display-class function that owns a GPU-memory NUMA node is a
+            // GPU even when its vendor id is unknown (anonymised sysfs dumps).
+            bool owns_gpu_memory = is_gpu_class(p.class_id) && gpu_memory_.count(p.address.to_string()) > 0;
+            if (is_gpu_function(p.class_id, p.vendor_id, p.device_id, compute) || owns_gpu_memory)
                 add_gpus(static_cast<int>(i), o, osdevs);
             else
                 add_nics(static_cast<int>(i), o, osdevs);
@@ -326,6 +334,10 @@ private:
             }
             g.uuid = uuid_of(mine);
             g.memory_bytes = memory_of(mine);
+            if (g.memory_bytes == 0 && parts == 1) {
+                auto it = gpu_memory_.find(p.address.to_string());
+                if (it != gpu_memory_.end()) g.memory_bytes = it->second;
+            }
             if (parts == 1) gpu_of_obj_[o] = static_cast<int>(node_.gpus.size());
             gpu_model_.push_back(model);
             node_.gpus.push_back(g);
@@ -388,12 +400,17 @@ private:
     std::unordered_map<hwloc_obj_t, int> pci_index_;
     std::unordered_map<hwloc_obj_t, int> gpu_of_obj_;   // OS devices / PCI functions -> GPU position
     std::vector<std::string> gpu_model_;                // by GPU position
+    std::map<std::string, uint64_t> gpu_memory_;        // GPU PCI bus id -> bytes of its memory NUMA node
 };
 
 }  // namespace
 
+bool is_gpu_class(unsigned class_id) {
+    return class_id == 0x0300 || class_id == 0x0302 || class_id == 0x0380 || class_id == 0x1200;
+}
+
 bool is_gpu_function(unsigned class_id, unsigned vendor_id, unsigned device_id, bool has_compute_osdev) {
-    if (class_id != 0x0300 && class_id != 0x0302 && class_id != 0x0380 && class_id != 0x1200) return false;
+    if (!is_gpu_class(class_id)) return false;
     switch (vendor_id) {
         case 0x10de:  // NVIDIA
             return true;

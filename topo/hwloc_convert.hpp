@@ -19,6 +19,7 @@ Node convert_topology(hwloc_topology_t topology, const std::string& source);
 // (0300, 0302, 0380, 1200) and its vendor makes GPUs; BMC display chips
 // are not GPUs. `has_compute_osdev`: hwloc saw a CUDA/OpenCL/Level Zero/
 // NVML/RSMI device on it.
+bool is_gpu_class(unsigned class_id);  // 0300 VGA, 0302 3D, 0380 display, 1200 accelerator
 bool is_gpu_function(unsigned class_id, unsigned vendor_id, unsigned device_id, bool has_compute_osdev);
 
 }  // namespace gputopo::hwloc_detail

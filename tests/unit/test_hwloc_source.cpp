@@ -4,6 +4,7 @@
 // objects, the distance matrices), not from the program's output.
 #include <catch2/catch.hpp>
 #include <sched.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -435,4 +436,47 @@ TEST_CASE("hwloc live: this machine loads, CPUs match the OS, XML round trip", "
     CHECK(again.cpus == n.cpus);
     CHECK(again.gpus.size() == n.gpus.size());
     CHECK(again.nics.size() == n.nics.size());
+}
+
+TEST_CASE("hwloc live discovery from an AC922 sysfs dump: GPU memory NUMA nodes", "[hwloc]") {
+    // tests/fixtures/topologies/hwloc-fsroot: 6 PCI functions of class 0x030000
+    // (vendor ids anonymised to 0), NUMA nodes 0 and 8 with CPUs, and
+    // node250-255 (MemTotal 15728640 kB, empty cpulist) holding the GPUs' memory.
+    char dir_template[] = "/tmp/gputopo-test-fsroot-XXXXXX";
+    char* dir = ::mkdtemp(dir_template);
+    REQUIRE(dir);
+    std::string tarball =
+        topology("hwloc-fsroot/ibm-ac922-power9_6xV100-GPU-NUMA-nodes_fsroot.tar.bz2");
+    std::string extract = "python3 -c 'import sys,tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' '" +
+                          tarball + "' '" + dir + "'";
+    REQUIRE(std::system(extract.c_str()) == 0);
+    std::string root = std::string(dir) + "/nvidiagpunumanodes";
+    ::setenv("HWLOC_FSROOT", root.c_str(), 1);
+    ::setenv("HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES", "1", 1);
+    Node n;
+    std::string error;
+    try {
+        n = read_hwloc_live();
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    ::unsetenv("HWLOC_FSROOT");
+    ::unsetenv("HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES");
+    CHECK(std::system(("rm -rf '" + std::string(dir) + "'").c_str()) == 0);
+    REQUIRE(error.empty());
+
+    REQUIRE(n.gpus.size() == 6);
+    CHECK(n.gpus[0].pci.to_string() == "0004:05:00.0");
+    CHECK(n.gpus[5].pci.to_string() == "0035:05:00.0");
+    std::vector<int> with_cpus, memory_only;
+    for (const auto& nn : n.numa_nodes) (nn.cpus.empty() ? memory_only : with_cpus).push_back(nn.os_index);
+    CHECK(with_cpus == std::vector<int>{0, 8});
+    CHECK(memory_only == std::vector<int>{250, 251, 252, 253, 254, 255});
+    for (const auto& g : n.gpus) {
+        CHECK(g.memory_bytes == 15728640ULL * 1024);
+        CHECK((g.numa == 0 || g.numa == 8));  // the CPU NUMA node, never the GPU-memory one
+        CHECK_FALSE(g.local_cpus.empty());
+    }
+    CHECK(n.gpus[0].numa == 0);
+    CHECK(n.gpus[5].numa == 8);
 }
