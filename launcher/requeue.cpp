@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <ctime>
 #include <sstream>
 
 #include "slurm_ctl.hpp"
@@ -114,14 +115,25 @@ std::string merge_exclusion_record(const std::string& comment, const std::string
     return rest.empty() ? rec : rest + " " + rec;
 }
 
-bool claim_leadership(const std::string& dir, const std::string& key) {
+bool claim_leadership(const std::string& dir, const std::string& key, double stale_after_s) {
     std::string path = dir + "/gputopo-launch." + key + ".leader";
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-        ::close(fd);
-        return true;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            ::close(fd);
+            return true;
+        }
+        if (errno != EEXIST) return true;  // unusable dir: slurmctld arbitrates
+        // A claim from long ago is another job's (job ids are reused across
+        // clusters and after a controller's state is reset): take it over.
+        struct stat st {};
+        if (attempt == 0 && ::stat(path.c_str(), &st) == 0 &&
+            static_cast<double>(::time(nullptr) - st.st_mtime) > stale_after_s)
+            ::unlink(path.c_str());
+        else
+            return false;
     }
-    return errno != EEXIST;
+    return false;
 }
 
 RequeueResult perform_requeue(const std::string& job_id, const RequeueDecision& d) {

@@ -59,8 +59,9 @@ std::string merge_exclusion_record(const std::string& comment, const std::string
 
 // Leader election among the ranks of one attempt: true for the first caller
 // with this key in `dir` (O_CREAT|O_EXCL). True also when the dir is unusable
-// (then slurmctld arbitrates).
-bool claim_leadership(const std::string& dir, const std::string& key);
+// (then slurmctld arbitrates). A claim older than stale_after_s belongs to an
+// earlier job with the same id and is taken over.
+bool claim_leadership(const std::string& dir, const std::string& key, double stale_after_s = 300);
 
 struct RequeueResult {
     bool requeued = false;

@@ -248,7 +248,8 @@ int launcher_main(int argc, char** argv) {
         return status;
     }
     // One leader per failure.
-    std::string key = job_id + "." + std::to_string(restart_count);
+    std::string cluster = env_str("SLURM_CLUSTER_NAME");
+    std::string key = (cluster.empty() ? "" : cluster + ".") + job_id + "." + std::to_string(restart_count);
     const char* tmp = std::getenv("TMPDIR");
     std::string local_dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (tmp && *tmp ? tmp : "/tmp");
     bool leader = claim_leadership(local_dir, key) && (opt.state_dir.empty() || claim_leadership(opt.state_dir, key));
