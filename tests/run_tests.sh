@@ -25,6 +25,10 @@ passed=0
 failed=0
 status=0
 
+# The fake libnvidia-ml.so.1 the NVML unit tests load through dlopen.
+export GPUTOPO_FAKE_NVML="$PWD/$build/fake-nvml/libnvidia-ml.so.1"
+case "$build" in /*) GPUTOPO_FAKE_NVML="$build/fake-nvml/libnvidia-ml.so.1" ;; esac
+
 if [ "$what" != cluster ]; then
     echo "== unit tests ($build/unit-tests)"
     log=$(mktemp)
