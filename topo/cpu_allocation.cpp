@@ -1,6 +1,7 @@
 #include "cpu_allocation.hpp"
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 
 namespace gputopo {
@@ -196,6 +197,31 @@ std::vector<TaskCpus> allocate_cpus(const Node& node, const std::vector<CpuSet>&
                 at += cnt;
             }
         }
+        // Tasks of different classes that spilled into the same NUMA node got
+        // its units interleaved: lay out again, as contiguous blocks in task
+        // order, every set of units that no task can tell apart (same NUMA
+        // node, same nearness level for every class).
+        std::map<std::vector<int>, std::vector<int>> alike;  // key -> units (core order)
+        for (int u = 0; u < nunits; ++u) {
+            if (owner[static_cast<size_t>(u)] < 0) continue;
+            std::vector<int> key{units[static_cast<size_t>(u)].numa};
+            for (size_t c = 0; c < nclasses; ++c) key.push_back(level[c][static_cast<size_t>(u)]);
+            alike[key].push_back(u);
+        }
+        std::vector<int> holder(static_cast<size_t>(nunits), -1);
+        for (int t = 0; t < ntasks; ++t)
+            for (int u : owned[static_cast<size_t>(t)]) holder[static_cast<size_t>(u)] = t;
+        for (const auto& [key, pool] : alike) {
+            std::map<int, int> count;  // task -> units held in this set (task order)
+            for (int u : pool) ++count[holder[static_cast<size_t>(u)]];
+            if (count.size() < 2) continue;
+            size_t at = 0;
+            for (const auto& [t, cnt] : count)
+                for (int k = 0; k < cnt; ++k) holder[static_cast<size_t>(pool[at++])] = t;
+        }
+        for (auto& o : owned) o.clear();
+        for (int u = 0; u < nunits; ++u)
+            if (holder[static_cast<size_t>(u)] >= 0) owned[static_cast<size_t>(holder[static_cast<size_t>(u)])].push_back(u);
         if (!spilled.empty())
             notes.push_back("tasks " + task_list(spilled) +
                             ": not enough allowed cores local to their GPUs; they also use the nearest other cores");

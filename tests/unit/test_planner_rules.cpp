@@ -251,6 +251,23 @@ TEST_CASE("rule 3: the step's allowed CPUs are respected; too few local CPUs spi
     CHECK(q.tasks[0].cpus.to_list() == "4-5");
 }
 
+TEST_CASE("rule 3: tasks spilling into the same NUMA node get contiguous blocks", "[planner]") {
+    // NUMA 0 (package 0) has no GPU; GPUs on NUMA 1 and 2 (package 1). The
+    // step may use only NUMA 0: both tasks spill there, 3 cores each, in blocks.
+    NodeBuilder b(1);
+    b.numa(0, 0, 6).numa(1, 1, 2).numa(2, 1, 2);
+    b.gpu(b.bridge(b.host_bridge(1)), 0x10).gpu(b.bridge(b.host_bridge(2)), 0x90);
+    Node n = b.build();
+    PlanRequest r;
+    r.gpus = {0, 1};
+    r.ntasks = 2;
+    r.allowed_cpus = CpuSet::parse_list("0-5");
+    Plan p = gputopo::make_plan(n, r);
+    CHECK(p.tasks[0].cpus.to_list() == "0-2");
+    CHECK(p.tasks[1].cpus.to_list() == "3-5");
+    CHECK(p.tasks[0].mems == std::vector<int>{0});
+}
+
 TEST_CASE("rule 3: CPU-only steps, unknown cores, unknown locality, too few cores", "[planner]") {
     Node n = two_socket_pcie();
     Plan p = plan(n, {}, 4);
