@@ -52,6 +52,12 @@ Child spawn_child(const std::vector<std::string>& argv, const SpawnOptions& opt)
         for (int s : forwarded_signals()) sigaction(s, &dfl, nullptr);
         sigaction(SIGCHLD, &dfl, nullptr);
         sigaction(SIGPIPE, &dfl, nullptr);
+        if (opt.ignore_term) {
+            struct sigaction ign {};
+            ign.sa_handler = SIG_IGN;
+            sigaction(SIGTERM, &ign, nullptr);
+            sigaction(SIGINT, &ign, nullptr);
+        }
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -20,6 +20,10 @@ struct SpawnOptions {
     bool capture_stderr = true;
     const CpuSet* affinity = nullptr;  // applied in the child before exec when non-null and non-empty
     std::vector<std::pair<std::string, std::string>> extra_env;  // set in the child only
+    // Start with SIGTERM and SIGINT ignored (checkpoint commands: Slurm's
+    // SIGTERM to every process of the step must not cut a checkpoint short;
+    // only SIGKILL at the end of KillWait does).
+    bool ignore_term = false;
 };
 
 struct Child {

@@ -144,6 +144,7 @@ void Loop::trigger(Trigger t) {
     if (run_cmd_) {
         SpawnOptions so;
         so.capture_stderr = false;
+        so.ignore_term = true;
         so.extra_env = {{"GPUTOPO_CHECKPOINT_TRIGGER", trigger_name(t)}};
         Child h = spawn_child({"/bin/sh", "-c", opt_.checkpoint_cmd}, so);
         if (h.pid > 0) {
