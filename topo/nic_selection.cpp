@@ -1,11 +1,47 @@
 #include "nic_selection.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <tuple>
 
 #include "distance.hpp"
 
 namespace gputopo {
+
+namespace {
+
+// "mlx5_9" before "mlx5_10": digit runs compare as numbers.
+bool natural_less(const std::string& a, const std::string& b) {
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        bool da = std::isdigit(static_cast<unsigned char>(a[i])) != 0, db = std::isdigit(static_cast<unsigned char>(b[j])) != 0;
+        if (da && db) {
+            size_t ei = i, ej = j;
+            while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei]))) ++ei;
+            while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej]))) ++ej;
+            std::string na = a.substr(i, ei - i), nb = b.substr(j, ej - j);
+            na.erase(0, std::min(na.find_first_not_of('0'), na.size()));
+            nb.erase(0, std::min(nb.find_first_not_of('0'), nb.size()));
+            if (na.size() != nb.size()) return na.size() < nb.size();
+            if (na != nb) return na < nb;
+            i = ei;
+            j = ej;
+        } else {
+            if (a[i] != b[j]) return a[i] < b[j];
+            ++i;
+            ++j;
+        }
+    }
+    return a.size() - i < b.size() - j;
+}
+
+// PCI order; functions of one device (ports of a dual-port card) by name, naturally.
+bool nic_before(const Nic& a, const Nic& b) {
+    if (a.pci != b.pci) return a.pci < b.pci;
+    return natural_less(a.name, b.name);
+}
+
+}  // namespace
 
 std::vector<size_t> nearest_nics(const Node& node, int gpu) {
     std::vector<size_t> best;
@@ -20,6 +56,7 @@ std::vector<size_t> nearest_nics(const Node& node, int gpu) {
             best.push_back(i);
         }
     }
+    std::stable_sort(best.begin(), best.end(), [&](size_t x, size_t y) { return nic_before(node.nics[x], node.nics[y]); });
     return best;
 }
 
@@ -65,9 +102,13 @@ std::vector<std::vector<std::string>> select_nics(const Node& node, const std::v
 }
 
 std::vector<std::string> usable_node_nics(const Node& node) {
-    std::vector<std::string> out;
+    std::vector<const Nic*> usable;
     for (const auto& n : node.nics)
-        if (n.usable() && std::find(out.begin(), out.end(), n.name) == out.end()) out.push_back(n.name);
+        if (n.usable()) usable.push_back(&n);
+    std::stable_sort(usable.begin(), usable.end(), [](const Nic* a, const Nic* b) { return nic_before(*a, *b); });
+    std::vector<std::string> out;
+    for (const Nic* n : usable)
+        if (std::find(out.begin(), out.end(), n->name) == out.end()) out.push_back(n->name);
     return out;
 }
 

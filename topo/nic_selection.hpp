@@ -6,10 +6,11 @@
 // gpu_nic_path().rank() (PIX < PXB < PHB < NODE < SYS). Every GPU of every
 // task is a slot; slots are served most constrained first (fewest nearest
 // NICs, then task order, then GPU order) and each takes the least loaded of
-// its GPU's nearest NICs (ties: PCI order). So tasks whose GPUs have the same
+// its GPU's nearest NICs (ties: PCI order, then name with numbers
+// compared as numbers: mlx5_9 before mlx5_10). So tasks whose GPUs have the same
 // nearest NICs are spread evenly over them. A task's NICs are its slots'
 // picks in GPU order, duplicates removed: the first belongs to its first GPU.
-// node_nics: every usable RDMA NIC of the node, in PCI order — the same list
+// node_nics: every usable RDMA NIC of the node, in that same order — the same list
 // for every task and every step on the node (NCCL_IB_HCA, NVIDIA/nccl#1478).
 #pragma once
 

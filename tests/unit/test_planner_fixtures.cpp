@@ -257,9 +257,18 @@ void check_plan(const Node& n, const std::string& path, std::vector<int> gpus, i
 
     // Rule 4: first NIC among the nearest usable ones of the first GPU;
     // balanced when every task has one GPU; node_nics = usable NICs in PCI order.
-    std::vector<std::string> usable;
+    // PCI order; the ports of one card (same bus id) by name, shorter first (mlx5_9 < mlx5_10).
+    std::vector<const gputopo::Nic*> ordered;
     for (const auto& nic : n.nics)
-        if (nic.usable() && std::find(usable.begin(), usable.end(), nic.name) == usable.end()) usable.push_back(nic.name);
+        if (nic.usable()) ordered.push_back(&nic);
+    std::stable_sort(ordered.begin(), ordered.end(), [](const gputopo::Nic* a, const gputopo::Nic* b) {
+        if (a->pci != b->pci) return a->pci < b->pci;
+        if (a->name.size() != b->name.size()) return a->name.size() < b->name.size();
+        return a->name < b->name;
+    });
+    std::vector<std::string> usable;
+    for (const auto* nic : ordered)
+        if (std::find(usable.begin(), usable.end(), nic->name) == usable.end()) usable.push_back(nic->name);
     CHECK(p.node_nics == usable);
     std::map<std::vector<size_t>, std::vector<std::string>> firsts;  // nearest set -> first NICs
     for (const auto& b : p.tasks) {
