@@ -25,6 +25,7 @@ const Key kKeys[] = {
          expand_path(c.topology, "node", "host");  // reject bad % sequences now
      }},
     {"cache", [](PluginConfig& c, const std::string& v) { c.cache_dir = absolute_path("cache", v); }},
+    {"islands", [](PluginConfig& c, const std::string& v) { c.islands = absolute_path("islands", v); }},
 };
 
 std::string key_list() {

@@ -6,6 +6,8 @@
 //   topology=PATH         read this hwloc/NCCL XML instead of discovering;
 //                         %n = Slurm node name, %h = host name, %% = %
 //   cache=DIR             where live discovery is cached (see topology_cache.hpp)
+//   islands=PATH          gputopo.conf: islands across nodes for --gpu-topo=island
+//                         (topo/island_sources.hpp, man gputopo.conf(5))
 // Paths must be absolute: they are the only files opened as root, and they come
 // from the administrator, never from a user.
 #pragma once
@@ -21,6 +23,7 @@ struct PluginConfig {
     Options defaults;          // default=
     std::string topology;      // topology= (pattern, unexpanded)
     std::string cache_dir;     // cache=
+    std::string islands;       // islands= (gputopo.conf path)
 };
 
 // argv as Slurm passes it (the words after the plugin path).

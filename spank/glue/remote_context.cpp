@@ -23,7 +23,9 @@ extern "C" {
 #include "spank/task_binding.hpp"
 #include "spank/topology_cache.hpp"
 #include "topo/errors.hpp"
+#include "topo/island_sources.hpp"
 #include "topo/planner.hpp"
+#include "topo/step_islands.hpp"
 #include "topo/topology_loader.hpp"
 
 namespace gputopo::spank {
@@ -176,6 +178,13 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
         } catch (const std::exception& e) {
             st.problem = e.what();
         }
+        if (st.planned && st.effective.mode == Mode::Island && !st.config.islands.empty()) {
+            try {
+                st.islands = load_islands(st.config.islands);
+            } catch (const std::exception& e) {
+                st.islands_problem = e.what();
+            }
+        }
         st.plan_us = micros_since(t0);
         return 0;
     } catch (...) {
@@ -202,6 +211,30 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
         }
         TaskAction a = bind_task(st.node_name, st.node, st.plan, task, st.effective, st.inputs,
                                  [&](const std::string& n) { return job_getenv(sp, n.c_str()); }, st.cpus_on_host);
+        // Islands across nodes (islands=, mode island): our GPUTOPO_ISLAND (the
+        // cross-node island) replaces the intra-node island id.
+        if (st.islands || !st.islands_problem.empty()) {
+            std::string problem = st.islands_problem;
+            if (st.islands) {
+                try {
+                    TaskIslands ti = task_islands(*st.islands, st.node_name, st.plan, task,
+                                                  [&](const std::string& n) { return job_getenv(sp, n.c_str()); },
+                                                  &st.node);
+                    for (auto& v : ti.set) a.set.push_back(v);
+                    a.verbose_line += ti.verbose;
+                    if (!ti.warning.empty() && task == 0) std::fprintf(stderr, "gputopo: %s\n", ti.warning.c_str());
+                } catch (const std::exception& e) {
+                    problem = e.what();
+                }
+            }
+            if (!problem.empty()) {
+                if (task == 0 || st.effective.strict)
+                    std::fprintf(stderr, "gputopo: %s: islands: %s%s\n", st.node_name.c_str(),
+                                 without_prefix(problem).c_str(),
+                                 st.effective.strict ? " (strict: the step fails)" : "; no island variables");
+                if (st.effective.strict) return -1;
+            }
+        }
         for (const auto& v : a.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
         std::string why = a.skip_reason;
         bool failed = !why.empty() && st.cpus_on_host;  // an explicit user binding is not a failure

@@ -13,6 +13,7 @@ extern "C" {
 #include "spank/option_parser.hpp"
 #include "spank/plugstack_args.hpp"
 #include "spank/step_inputs.hpp"
+#include "topo/island_map.hpp"
 #include "topo/model.hpp"
 #include "topo/planner.hpp"
 
@@ -36,6 +37,9 @@ struct PluginState {
     std::string problem;                 // why this step runs unbound ("" when fine)
     double plan_us = 0;                  // time user_init spent (read + plan)
     int local_tasks = 0;
+    // islands= (mode island): loaded once per node by user_init.
+    std::optional<IslandMap> islands;
+    std::string islands_problem;         // why there are no island variables ("" when fine)
 };
 
 PluginState& state();
