@@ -8,6 +8,30 @@ The option reaches job_submit as `_SLURM_SPANK_OPTION_gputopo_gpu_topo=island,..
 in job_desc.spank_job_env. A --switches the user gave is never changed.
 --]]
 
+--[[
+Islands across nodes (gputopo issue 6): the job asks for AS FEW leaf switches as
+it can fit in, not always one: switches = ceil(nodes / nodes per leaf switch),
+where nodes per leaf switch is GPUTOPO_ISLAND_NODES or, when 0, the largest leaf
+of the topology.conf beside this file (SwitchName=... Nodes=...). A job whose
+node count is unknown at submission (no -N) asks for one switch. The wait is
+bounded: after GPUTOPO_WAIT4SWITCH_SECONDS Slurm schedules the job anyway.
+
+What Slurm 22.05 can and cannot express (man gputopo.conf(5) has the details):
+  can:    --switches=N@WAIT (req_switch, wait4switch) with topology/tree: at most
+          N leaf switches, waiting at most WAIT for such a placement;
+          node features + a matching-OR constraint (--constraint="[rackA|rackB]")
+          to keep a job inside one rack when racks are node features.
+  cannot: topology/block (NVL72 racks as blocks, --segment) is Slurm 23.11+;
+          a switch count cannot say WHICH islands, nor prefer fuller ones;
+          no way to say "islands of gputopo.conf" except as node features.
+  newer:  23.11 adds topology/block (BlockName=, BlockSizes=, --segment=N so a
+          job is cut into segments that each stay in one block); 24.05+ adds
+          topology.yaml with several topologies per cluster.
+--]]
+
+-- Nodes per leaf switch; 0: read the largest leaf from topology.conf beside this file.
+GPUTOPO_ISLAND_NODES = 0
+
 -- How long a job may wait for a one-switch placement before Slurm drops the constraint.
 GPUTOPO_WAIT4SWITCH_SECONDS = 60
 
@@ -28,6 +52,65 @@ local function gpu_topo_value(job_desc)
     return nil
 end
 
+-- Number of hosts in a Slurm hostlist expression ("n[1-4,7],login1", "r[1-2]n[01-18]").
+local function hostlist_count(expr)
+    local total, depth, item = 0, 0, ""
+    local function count_item(it)
+        if it == "" then return 0 end
+        local n = 1
+        for group in string.gmatch(it, "%[([^%]]*)%]") do
+            local c = 0
+            for part in string.gmatch(group, "[^,]+") do
+                local lo, hi = string.match(part, "^(%d+)-(%d+)$")
+                if lo then c = c + (tonumber(hi) - tonumber(lo) + 1) else c = c + 1 end
+            end
+            n = n * c
+        end
+        return n
+    end
+    for ch in string.gmatch(expr .. ",", ".") do
+        if ch == "[" then depth = depth + 1 elseif ch == "]" then depth = depth - 1 end
+        if ch == "," and depth == 0 then
+            total = total + count_item(item)
+            item = ""
+        else
+            item = item .. ch
+        end
+    end
+    return total
+end
+
+-- The largest leaf switch (nodes) in the topology.conf beside this file, or nil.
+local function largest_leaf()
+    local src = debug.getinfo(1, "S").source
+    local dir = string.match(src, "^@(.*)/[^/]*$") or "."
+    local f = io.open(dir .. "/topology.conf", "r")
+    if f == nil then return nil end
+    local best = nil
+    for line in f:lines() do
+        line = string.gsub(line, "#.*", "")
+        if string.match(line, "^%s*[Ss][Ww][Ii][Tt][Cc][Hh][Nn][Aa][Mm][Ee]=") then
+            local nodes = string.match(line, "[Nn][Oo][Dd][Ee][Ss]=(%S+)")
+            if nodes then
+                local n = hostlist_count(nodes)
+                if best == nil or n > best then best = n end
+            end
+        end
+    end
+    f:close()
+    return best
+end
+
+-- As few switches as the job can fit in.
+local function switches_for(job_desc)
+    local nodes = job_desc.min_nodes
+    if nodes == nil or nodes == 0 or nodes >= NO_VAL then return 1 end
+    local per = GPUTOPO_ISLAND_NODES
+    if per == nil or per <= 0 then per = largest_leaf() end
+    if per == nil or per <= 0 then return 1 end
+    return math.max(1, math.ceil(nodes / per))
+end
+
 local function mode_of(value)
     return string.match(value, "^([^,]*)")
 end
@@ -41,10 +124,10 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
     local value = gpu_topo_value(job_desc)
     if value == nil or mode_of(value) ~= "island" then return slurm.SUCCESS end
     if user_set_switches(job_desc) then return slurm.SUCCESS end
-    job_desc.req_switch = 1
+    job_desc.req_switch = switches_for(job_desc)
     job_desc.wait4switch = GPUTOPO_WAIT4SWITCH_SECONDS
-    slurm.log_info("gputopo: job from uid %d: --gpu-topo=%s -> --switches=1@%d",
-                   submit_uid, value, GPUTOPO_WAIT4SWITCH_SECONDS)
+    slurm.log_info("gputopo: job from uid %d: --gpu-topo=%s -> --switches=%d@%d",
+                   submit_uid, value, job_desc.req_switch, GPUTOPO_WAIT4SWITCH_SECONDS)
     return slurm.SUCCESS
 end
 
