@@ -21,5 +21,6 @@ struct Command {
 
 int cmd_show(const std::vector<std::string>& args, std::ostream& out);
 int cmd_plan(const std::vector<std::string>& args, std::ostream& out);
+int cmd_ranks(const std::vector<std::string>& args, std::ostream& out);
 
 }  // namespace gputopo::cli

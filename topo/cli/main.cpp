@@ -20,6 +20,7 @@ using gputopo::cli::Command;
 const Command kCommands[] = {
     {"show", "the node's GPUs, NICs, NUMA nodes, GPU/NIC distance matrix and islands", gputopo::cli::cmd_show},
     {"plan", "the per-task binding (GPUs, CPUs, memory, NICs, island) for an allocation", gputopo::cli::cmd_plan},
+    {"ranks", "island-ordered ranks of a step across nodes (--nodes, --islands)", gputopo::cli::cmd_ranks},
 };
 
 std::vector<std::string> command_names() {
