@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <sstream>
 
 #include "framework_env.hpp"
@@ -30,6 +31,23 @@ std::vector<int> parse_gpu_list(const std::string& name, const std::string& v) {
 }
 
 }  // namespace
+
+bool host_cpus_contain(const CpuSet& cpus) {
+    std::ifstream in("/sys/devices/system/cpu/online");
+    std::string text;
+    CpuSet host;
+    if (in && std::getline(in, text)) {
+        try {
+            host = CpuSet::parse_list(text);
+        } catch (const std::exception&) {
+        }
+    }
+    if (host.empty()) {
+        long n = sysconf(_SC_NPROCESSORS_CONF);
+        if (n > 0) host = CpuSet::range(0, static_cast<int>(n) - 1);
+    }
+    return !host.empty() && host.contains(cpus);
+}
 
 BindingInputs binding_inputs(const Getenv& get) {
     BindingInputs in;
@@ -79,7 +97,12 @@ BindingOutcome binding_for(const Node& node, const BindingInputs& in, const std:
     req.mode = parse_mode(mode_text);
     req.gpus = in.gpus;
     req.ntasks = in.ntasks;
-    if (usable_cpus && !usable_cpus->empty() && node.cpus.contains(*usable_cpus)) req.allowed_cpus = *usable_cpus;
+    // The task's CPUs bound the plan only when the topology describes this
+    // host (its CPUs exist here); a fixture topology is planned whole.
+    if (usable_cpus && !usable_cpus->empty() && !node.cpus.empty() && host_cpus_contain(node.cpus)) {
+        CpuSet a = *usable_cpus & node.cpus;
+        if (!a.empty()) req.allowed_cpus = a;
+    }
     Plan plan = make_plan(node, req);
     TaskEnvOptions teo;
     teo.isolate = gpu_topo.find(",isolate") != std::string::npos || in.own_gpus_only;

@@ -40,7 +40,12 @@ struct BindingOutcome {
     std::string summary;             // "gpus=0 cpus=0-3 mems=0 nic=mlx5_0 island=0"
 };
 
-// Pure given the node: the plan and the env for this task.
+// True when every CPU in `cpus` exists on this host (/sys/devices/system/cpu/online).
+bool host_cpus_contain(const CpuSet& cpus);
+
+// Given the node: the plan and the env for this task. `usable_cpus` (the
+// launcher's affinity) bounds the plan only when the node's CPUs are this
+// host's, the same rule the plugin follows.
 BindingOutcome binding_for(const Node& node, const BindingInputs& in, const std::string& gpu_topo,
                            const std::optional<CpuSet>& usable_cpus);
 

@@ -58,6 +58,11 @@ Child spawn_child(const std::vector<std::string>& argv, const SpawnOptions& opt)
             sigaction(SIGTERM, &ign, nullptr);
             sigaction(SIGINT, &ign, nullptr);
         }
+        for (int sig : opt.ignore) {
+            struct sigaction ign {};
+            ign.sa_handler = SIG_IGN;
+            sigaction(sig, &ign, nullptr);
+        }
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -24,6 +24,9 @@ struct SpawnOptions {
     // SIGTERM to every process of the step must not cut a checkpoint short;
     // only SIGKILL at the end of KillWait does).
     bool ignore_term = false;
+    // Signals the program starts with ignored (the hook trigger, so Slurm's
+    // pre-timeout signal, delivered to every process, does not kill it).
+    std::vector<int> ignore;
 };
 
 struct Child {

@@ -140,6 +140,12 @@ const std::vector<Spec>& specs() {
          [](Options& o, const std::string& w, const std::string& v) { o.kill_wait_s = parse_duration(v, w); }},
         {"checkpoint-on-term", true, "yes|no", "SIGTERM (time limit, preemption) triggers the hook (default yes)",
          [](Options& o, const std::string& w, const std::string& v) { o.checkpoint_on_term = parse_bool(w, v); }},
+        {"forward-signals", true, "auto|always", "forward Slurm's signals even when Slurm signals every process itself (default auto)",
+         [](Options& o, const std::string& w, const std::string& v) {
+             if (v == "auto") o.forward_signals = Options::Forward::Auto;
+             else if (v == "always") o.forward_signals = Options::Forward::Always;
+             else bad(w, v, "auto or always");
+         }},
         {"no-requeue-exit", true, "CODES", "exit codes meaning a permanent user error, e.g. 2,64-70",
          [](Options& o, const std::string& w, const std::string& v) { o.no_requeue_exit = parse_int_list(v, w); }},
         {"no-requeue-code", true, "CODE", "the reserved do-not-requeue exit code (default 78)",

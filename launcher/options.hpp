@@ -46,6 +46,10 @@ struct Options {
     double mtbf_per_node_s = 6000.0 * 3600;
     double kill_wait_s = -1;               // -1: ask Slurm (scontrol show config)
     bool checkpoint_on_term = true;        // SIGTERM (time limit, preemption) triggers the hook
+    // Forward Slurm's signals to the program: auto = only when Slurm does not
+    // already signal every process of the step (proctrack/cgroup, linuxproc);
+    // signals from anyone else are always forwarded.
+    enum class Forward { Auto, Always } forward_signals = Forward::Auto;
 
     // Failure handling.
     std::vector<int> no_requeue_exit;      // exit codes meaning a permanent user error

@@ -209,6 +209,7 @@ int launcher_main(int argc, char** argv) {
         sc.end_time_query = [job_id]() { return query_job(job_id).end_time; };
         sc.kill_wait_query = []() { return query_kill_wait(); };
         sc.affinity = affinity ? &*affinity : nullptr;
+        sc.slurm_signals_all = !job_id.empty() && proctrack_signals_all(local_proctrack_type());
         sc.log = &log;
         sr = supervise(opt, sc);
         if (!sr.started) {

@@ -10,6 +10,9 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 namespace gputopo::launch {
 
@@ -137,6 +140,48 @@ JobInfo job_info_from_record(const std::map<std::string, std::string>& f) {
     if (j.exc_nodes == "(null)") j.exc_nodes.clear();
     j.state = get("JobState");
     return j;
+}
+
+std::string slurm_conf_value(const std::string& text, const std::string& key) {
+    std::string want;
+    for (char c : key) want += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t nl = text.find('\n', pos);
+        std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+        pos = nl == std::string::npos ? text.size() : nl + 1;
+        size_t hash = line.find('#');
+        if (hash != std::string::npos) line = line.substr(0, hash);
+        size_t a = line.find_first_not_of(" \t");
+        if (a == std::string::npos) continue;
+        size_t eq = line.find('=', a);
+        if (eq == std::string::npos) continue;
+        std::string k = line.substr(a, eq - a);
+        while (!k.empty() && (k.back() == ' ' || k.back() == '\t')) k.pop_back();
+        for (char& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (k != want) continue;
+        std::string v = line.substr(eq + 1);
+        size_t b = v.find_first_not_of(" \t");
+        if (b == std::string::npos) return "";
+        v = v.substr(b);
+        size_t e = v.find_first_of(" \t\r");
+        return e == std::string::npos ? v : v.substr(0, e);
+    }
+    return "";
+}
+
+std::string local_proctrack_type() {
+    const char* env = std::getenv("SLURM_CONF");
+    std::string path = env && *env ? env : "/etc/slurm/slurm.conf";
+    std::ifstream in(path);
+    if (!in) return "";
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return slurm_conf_value(ss.str(), "ProctrackType");
+}
+
+bool proctrack_signals_all(const std::string& t) {
+    return t == "proctrack/cgroup" || t == "proctrack/linuxproc";
 }
 
 JobInfo query_job(const std::string& job_id) {

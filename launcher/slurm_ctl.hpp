@@ -38,6 +38,15 @@ struct JobInfo {
 };
 JobInfo job_info_from_record(const std::map<std::string, std::string>& fields);
 
+// The value of `key` (case-insensitive) in slurm.conf text; "" if absent.
+std::string slurm_conf_value(const std::string& conf_text, const std::string& key);
+// ProctrackType from the slurm.conf this task sees (SLURM_CONF, else
+// /etc/slurm/slurm.conf); a file read, no RPC. "" unknown.
+std::string local_proctrack_type();
+// True when Slurm signals every process of a step (proctrack/cgroup,
+// proctrack/linuxproc), so the program gets Slurm's signals directly.
+bool proctrack_signals_all(const std::string& proctrack_type);
+
 // Live queries (scontrol). Unknown on any failure.
 JobInfo query_job(const std::string& job_id);
 double query_kill_wait();

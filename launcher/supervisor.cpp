@@ -63,7 +63,7 @@ private:
     void log(const Event& e) {
         if (ctx_.log) ctx_.log->write(e);
     }
-    void on_signal(int sig);
+    void on_signal(int sig, pid_t sender);
     void reap();
     void trigger(Trigger t);
     void on_hook_end(int status);
@@ -227,13 +227,18 @@ void Loop::on_timers() {
     }
 }
 
-void Loop::on_signal(int sig) {
+void Loop::on_signal(int sig, pid_t sender) {
     if (sig == SIGCHLD) {
         reap();
         return;
     }
     bool hooks = hooks_configured(opt_);
-    log(Event("signal").add("signal", signal_name(sig)));
+    // Slurm already gave this signal to every process of the step: do not
+    // deliver it twice.
+    bool delivered = ctx_.slurm_signals_all && opt_.forward_signals == Options::Forward::Auto && sender > 0 &&
+                     sender == getppid();
+    log(Event("signal").add("signal", signal_name(sig)).add("sender_pid", static_cast<long long>(sender))
+            .add("forwarded", !delivered && !(hooks && sig == opt_.trigger_signal)));
     if (sig == SIGTERM) {
         res_.end.got_term = true;
         double et = end_time();
@@ -246,17 +251,17 @@ void Loop::on_signal(int sig) {
             double kw = kill_wait();
             term_forward_at_ = hook_pid_ > 0 ? mono_now() + std::max(0.0, kw - 2.0)
                                              : mono_now() + std::max(0.0, kw - 2.0);
-            if (ckpt_sig_ > 0 && hook_pid_ <= 0 && ckpt_sig_ == SIGTERM) term_held_ = false;
+            if ((ckpt_sig_ > 0 && hook_pid_ <= 0 && ckpt_sig_ == SIGTERM) || delivered) term_held_ = false;
             return;
         }
-        if (!child_done_) signal_group(child_, SIGTERM);
+        if (!child_done_ && !delivered) signal_group(child_, SIGTERM);
         return;
     }
     if (hooks && sig == opt_.trigger_signal) {
         trigger(Trigger::PreTimeout);
         return;
     }
-    if (!child_done_) signal_group(child_, sig);
+    if (!child_done_ && !delivered) signal_group(child_, sig);
 }
 
 void Loop::reap() {
@@ -314,6 +319,8 @@ SuperviseResult Loop::run() {
     SpawnOptions so;
     so.capture_stderr = opt_.capture_stderr;
     so.affinity = ctx_.affinity;
+    if (hooks_configured(opt_) && opt_.trigger_signal != ckpt_sig_ && opt_.trigger_signal != SIGTERM)
+        so.ignore.push_back(opt_.trigger_signal);
     Child c = spawn_child(opt_.command, so);
     if (c.pid < 0) {
         res_.error = c.error;
@@ -356,7 +363,7 @@ SuperviseResult Loop::run() {
         if (n < 0 && errno != EINTR) break;
         if (sfd >= 0 && n > 0 && (fds[0].revents & POLLIN)) {
             signalfd_siginfo si{};
-            while (read(sfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) on_signal(static_cast<int>(si.ssi_signo));
+            while (read(sfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) on_signal(static_cast<int>(si.ssi_signo), static_cast<pid_t>(si.ssi_pid));
         }
         if (sfd < 0) reap();
         if (stderr_open && n > 0 && (fds[nfds - 1].revents & (POLLIN | POLLHUP | POLLERR))) relay_stderr(false);

@@ -24,6 +24,9 @@ struct SuperviseContext {
     std::function<double()> end_time_query;   // asked when a deadline needs it; may be empty
     std::function<double()> kill_wait_query;  // KillWait; may be empty
     const CpuSet* affinity = nullptr;
+    // Slurm signals every process of the step itself (proctrack cgroup or
+    // linuxproc): signals from our parent (slurmstepd) are not forwarded again.
+    bool slurm_signals_all = false;
     EventLog* log = nullptr;
 };
 

@@ -76,3 +76,14 @@ TEST_CASE("event lines are JSON with the context first", "[launcher]") {
                "\"restart\": 1, \"rank\": 3, \"node\": \"n\\\"2\", \"duration_s\": 1.5, \"ok\": true, "
                "\"status\": \"exit 0\", \"n\": 4}");
 }
+
+TEST_CASE("slurm.conf values: ProctrackType decides whether Slurm signals every process", "[launcher]") {
+    std::string conf = "# ProctrackType=proctrack/pgid\nClusterName=x\n  proctracktype = proctrack/cgroup # comment\nKillWait=5\n";
+    CHECK(slurm_conf_value(conf, "ProctrackType") == "proctrack/cgroup");
+    CHECK(slurm_conf_value(conf, "KillWait") == "5");
+    CHECK(slurm_conf_value(conf, "TaskPlugin") == "");
+    CHECK(proctrack_signals_all("proctrack/cgroup"));
+    CHECK(proctrack_signals_all("proctrack/linuxproc"));
+    CHECK_FALSE(proctrack_signals_all("proctrack/pgid"));
+    CHECK_FALSE(proctrack_signals_all(""));
+}
