@@ -91,6 +91,13 @@ const std::vector<Spec>& specs() {
          }},
         {"topology", true, "FILE", "node topology file (hwloc or NCCL XML; %n node name, %h host name)",
          [](Options& o, const std::string&, const std::string& v) { o.topology = v; }},
+        {"rank-order", true, "slurm|island", "RANK = SLURM_PROCID (slurm, default) or the island-ordered GPUTOPO_RANK",
+         [](Options& o, const std::string& w, const std::string& v) {
+             if (v != "slurm" && v != "island") bad(w, v, "slurm or island");
+             o.rank_order = v;
+         }},
+        {"islands", true, "FILE", "gputopo.conf for --rank-order=island when the plugin did not set GPUTOPO_RANK",
+         [](Options& o, const std::string&, const std::string& v) { o.islands = v; }},
         {"master-port-range", true, "LO-HI", "MASTER_PORT range (default 20000-29999)",
          [](Options& o, const std::string& w, const std::string& v) {
              size_t dash = v.find('-');

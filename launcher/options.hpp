@@ -31,6 +31,8 @@ struct Options {
     std::string topology;                  // file (%n node name, %h host name); "" live discovery
 
     // Framework env.
+    std::string rank_order = "slurm";      // slurm | island: RANK = SLURM_PROCID or GPUTOPO_RANK (launcher/island_rank.hpp)
+    std::string islands;                   // gputopo.conf for island ranks when the plugin did not set them
     int master_port_min = 20000;
     int master_port_max = 29999;
 

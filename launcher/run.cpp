@@ -12,6 +12,7 @@
 #include "events.hpp"
 #include "framework_env.hpp"
 #include "hooks.hpp"
+#include "island_rank.hpp"
 #include "nccl_env.hpp"
 #include "options.hpp"
 #include "requeue.hpp"
@@ -102,11 +103,16 @@ int launcher_main(int argc, char** argv) {
     } catch (const ParseError& e) {
         say(std::string(e.what()) + "; framework variables not set");
     }
+    IslandRankOutcome ir = island_rank(opt, node, local_rank, real_getenv);
+    apply_island_rank(wanted, ir.rank);
+    if (!ir.note.empty() && (local_rank == 0 || opt.verbose) && (ir.rank.empty() || opt.verbose))
+        say("gputopo: " + ir.note);
     BindingOutcome b = compute_binding(opt, real_getenv);
     binding_note = b.note;
     binding_summary = b.summary;
     affinity = b.cpus;
     for (auto& v : b.env) wanted.push_back(v);
+    for (auto& v : ir.env) wanted.push_back(v);
     for (auto& v : nccl_socket_env(list_interfaces())) wanted.push_back(v);
     wanted.push_back({"GPUTOPO_NO_REQUEUE_EXIT", std::to_string(opt.no_requeue_code), false});
     ResolvedEnv env = keep_user_values(wanted, real_getenv);

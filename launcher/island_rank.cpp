@@ -1,0 +1,50 @@
+#include "island_rank.hpp"
+
+#include "topo/env_names.hpp"
+#include "topo/island_sources.hpp"
+#include "topo/step_islands.hpp"
+
+namespace gputopo::launch {
+
+IslandRankOutcome island_rank(const Options& opt, const std::string& node, int local_id, const Getenv& getenv_fn) {
+    IslandRankOutcome out;
+    if (opt.rank_order != "island") return out;
+    if (auto r = getenv_fn(env::kRank); r && !r->empty()) {
+        out.rank = *r;
+        out.note = "RANK follows GPUTOPO_RANK (island order, set by the plugin)";
+        return out;
+    }
+    if (opt.islands.empty()) {
+        out.note = "--rank-order=island: GPUTOPO_RANK is not set (run the step with --gpu-topo=island and islands= in "
+                   "plugstack.conf, or give --islands FILE); RANK stays SLURM_PROCID";
+        return out;
+    }
+    try {
+        IslandMap map = load_islands(opt.islands);
+        // No intra-node plan here: tasks without an intra-node island keep
+        // local-id order (local_positions), enough of them to cover this task.
+        Plan plan;
+        plan.tasks.resize(static_cast<size_t>(local_id < 0 ? 1 : local_id + 1));
+        for (size_t i = 0; i < plan.tasks.size(); ++i) plan.tasks[i].task = static_cast<int>(i);
+        TaskIslands ti = task_islands(map, node, plan, local_id, getenv_fn);
+        out.env = ti.set;
+        out.rank = std::to_string(ti.placement.rank);
+        out.note = "RANK follows the island order of " + opt.islands + ": island " + ti.placement.island + ", rank " +
+                   out.rank;
+    } catch (const std::exception& e) {
+        out.note = std::string("--rank-order=island: ") + e.what() + "; RANK stays SLURM_PROCID";
+    }
+    return out;
+}
+
+void apply_island_rank(std::vector<EnvVar>& wanted, const std::string& rank) {
+    if (rank.empty()) return;
+    for (EnvVar& v : wanted)
+        if (v.name == env::kRankVar) {
+            v.value = rank;
+            return;
+        }
+    wanted.push_back({env::kRankVar, rank, true});
+}
+
+}  // namespace gputopo::launch
