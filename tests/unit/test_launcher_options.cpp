@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <sstream>
 
+#include "fixtures.hpp"
 #include "launcher/options.hpp"
 #include "topo/errors.hpp"
 
@@ -111,4 +113,17 @@ TEST_CASE("launcher options: every key has one env name and appears in --help", 
     Options o = parse({"--", "t"}, {{"GPUTOPO_LAUNCH_CHECKPOINT_RANKS", "node"}, {"GPUTOPO_LAUNCH_MTBF_PER_NODE", "100h"}});
     CHECK(o.checkpoint_ranks == HookRanks::Node);
     CHECK(o.mtbf_per_node_s == Approx(360000));
+}
+
+TEST_CASE("launcher options: the shipped example config is valid", "[launcher]") {
+    std::ifstream in(gputopo_test::source_dir() + "/etc/gputopo-launch.conf");
+    REQUIRE(in);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    Options o;
+    REQUIRE_NOTHROW(apply_config_text(o, ss.str(), "etc/gputopo-launch.conf"));
+    CHECK(o.max_restarts == 3);
+    CHECK(o.checkpoint_signal == SIGUSR2);
+    CHECK(o.mtbf_per_node_s == Approx(6000.0 * 3600));
+    CHECK(o.no_requeue_exit == std::vector<int>{2});
 }
