@@ -1,0 +1,177 @@
+// gputopo doctor on fake nodes: a shipped topology as hwloc's view, the fake
+// NVML library for the driver, a fake sysfs tree for NIC ports.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "nvml_fake.hpp"
+#include "topo/doctor.hpp"
+
+using namespace gputopo;
+using gputopo_test::FakeNvmlScenario;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kH200 = "nccl/vastai-hgx-h200-8x_8xH200_4xNVSwitch_2xXeon8592+_nccl-dump.xml";
+const char* kPerlmutter = "nccl/nersc-perlmutter-gpu-nid001056_4xA100-SXM4-40GB_4xSlingshot-Cassini_EPYC7763_nccl-dump.xml";
+const char* kGb300 = "nccl/oci-GB300-NVL72_2trays_2xGrace+4xGB300-per-tray_CX8_nccl-dump-2nodes.xml";
+const char* kXe8640 = "hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml";
+
+DoctorInputs inputs(const char* topology, bool expect_same) {
+    DoctorInputs in;
+    in.base_topology_file = gputopo_test::topology(topology);
+    if (expect_same) in.expect_file = in.base_topology_file;
+    in.live.nvml_library = gputopo_test::fake_nvml_library();
+    in.live.sysfs_root = "/nonexistent-sysfs-root";
+    REQUIRE(gputopo_test::file_exists(in.live.nvml_library));
+    return in;
+}
+
+CheckStatus status(const DoctorReport& r, const std::string& name) {
+    const DoctorCheck* c = r.check(name);
+    REQUIRE(c);
+    return c->status;
+}
+
+bool mentions(const DoctorReport& r, const std::string& name, const std::string& text) {
+    const DoctorCheck* c = r.check(name);
+    if (!c) return false;
+    if (c->summary.find(text) != std::string::npos) return true;
+    for (const auto& d : c->details)
+        if (d.find(text) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("doctor: a healthy HGX H200 passes against its own reference", "[doctor]") {
+    FakeNvmlScenario sc("hgx-h200-nvswitch.nvml");
+    DoctorReport r = run_doctor(inputs(kH200, true));
+    INFO(doctor_table(r));
+    CHECK(r.ok());
+    CHECK(r.exit_code() == 0);
+    CHECK(status(r, "nvml") == CheckStatus::Ok);
+    CHECK(status(r, "gpus") == CheckStatus::Ok);
+    CHECK(status(r, "nvlink") == CheckStatus::Ok);
+    CHECK(mentions(r, "nvlink", "144 NVLink(s) up"));  // 8 GPUs x 18 links
+    CHECK(status(r, "health") == CheckStatus::Ok);
+    CHECK(status(r, "numa") == CheckStatus::Ok);
+    CHECK(status(r, "fabric") == CheckStatus::Skip);
+    CHECK(r.summary().rfind("gputopo doctor: OK", 0) == 0);
+}
+
+TEST_CASE("doctor: NVLinks down and a pending row remap", "[doctor]") {
+    FakeNvmlScenario sc("hgx-h200-links-down.nvml");
+    DoctorReport r = run_doctor(inputs(kH200, true));
+    INFO(doctor_table(r));
+    CHECK_FALSE(r.ok());
+    CHECK(r.exit_code() == 1);
+    CHECK(status(r, "nvlink") == CheckStatus::Fail);
+    CHECK(mentions(r, "nvlink", "GPU 0000:9b:00.0: 10 of 18 NVLinks down"));
+    CHECK(mentions(r, "nvlink", "NV8, expected NV18"));
+    CHECK(mentions(r, "nvlink", "replay 12, recovery 3"));
+    CHECK(status(r, "health") == CheckStatus::Warn);
+    CHECK(mentions(r, "health", "row remapping pending"));
+    CHECK(status(r, "gpus") == CheckStatus::Ok);
+    CHECK(r.summary().find("FAIL (nvlink)") != std::string::npos);
+}
+
+TEST_CASE("doctor: without a reference, partly down NVLinks still fail", "[doctor]") {
+    FakeNvmlScenario sc("hgx-h200-links-down.nvml");
+    DoctorReport r = run_doctor(inputs(kH200, false));
+    CHECK(status(r, "nvlink") == CheckStatus::Fail);
+    CHECK(r.reference.empty());
+}
+
+TEST_CASE("doctor: no driver on a GPU node fails, and says why", "[doctor]") {
+    FakeNvmlScenario sc("driver-not-loaded.nvml");
+    DoctorReport r = run_doctor(inputs(kH200, true));
+    CHECK(status(r, "nvml") == CheckStatus::Fail);
+    CHECK(mentions(r, "nvml", "Driver Not Loaded"));
+    CHECK(status(r, "gpus") == CheckStatus::Ok);  // what hwloc sees still matches
+    CHECK(status(r, "nvlink") == CheckStatus::Skip);
+    CHECK(r.exit_code() == 1);
+}
+
+TEST_CASE("doctor: a lost GPU fails the gpus check", "[doctor]") {
+    FakeNvmlScenario sc("nvml-errors.nvml");
+    DoctorReport r = run_doctor(inputs(kPerlmutter, true));
+    INFO(doctor_table(r));
+    CHECK(status(r, "gpus") == CheckStatus::Fail);
+    CHECK(mentions(r, "gpus", "GPU 0000:41:00.0: GPU is lost"));
+    // The reference's NV4 links to and from the lost GPU are gone.
+    CHECK(status(r, "nvlink") == CheckStatus::Fail);
+    CHECK(mentions(r, "nvlink", "expected NV4"));
+}
+
+TEST_CASE("doctor: GB300 tray in its NVL72 clique", "[doctor]") {
+    FakeNvmlScenario sc("gb300-tray0.nvml");
+    DoctorReport r = run_doctor(inputs(kGb300, true));
+    INFO(doctor_table(r));
+    CHECK(status(r, "fabric") == CheckStatus::Ok);
+    CHECK(mentions(r, "fabric", "8c4a9f2e-11d3-4b7a-9c55-0a1b2c3d4e5f/32766"));
+    CHECK(r.ok());
+}
+
+TEST_CASE("doctor: NIC ports down or slow, with the fallback named", "[doctor]") {
+    char tmpl[] = "/tmp/gputopo-doctor-XXXXXX";
+    REQUIRE(mkdtemp(tmpl));
+    std::string root = tmpl;
+    auto port = [&](const std::string& dev, const std::string& bus, const std::string& state, const std::string& rate) {
+        fs::path pci = fs::path(root) / "sys/devices" / bus;
+        fs::create_directories(pci);
+        fs::path d = fs::path(root) / "sys/class/infiniband" / dev;
+        fs::create_directories(d / "ports/1");
+        fs::create_directory_symlink(pci, d / "device");
+        std::ofstream(d / "ports/1/state") << state << "\n";
+        std::ofstream(d / "ports/1/link_layer") << "InfiniBand\n";
+        std::ofstream(d / "ports/1/rate") << rate << "\n";
+    };
+    port("mlx5_0", "0000:4d:00.0", "4: ACTIVE", "400 Gb/sec (4X NDR)");
+    port("mlx5_1", "0000:4d:00.1", "4: ACTIVE", "400 Gb/sec (4X NDR)");
+    port("mlx5_2", "0000:5e:00.0", "1: DOWN", "10 Gb/sec (4X SDR)");
+    port("mlx5_3", "0000:da:00.0", "4: ACTIVE", "200 Gb/sec (4X HDR)");
+    DoctorInputs in;
+    in.base_topology_file = gputopo_test::topology(kXe8640);
+    in.live.nvml = false;
+    in.live.sysfs_root = root;
+    DoctorReport r = run_doctor(in);
+    fs::remove_all(root);
+    INFO(doctor_table(r));
+    CHECK(status(r, "nics") == CheckStatus::Warn);
+    CHECK(mentions(r, "nics", "mlx5_2: no port ACTIVE"));
+    CHECK(mentions(r, "nics", "mlx5_3 port 1: 200 Gb/s, expected 400"));
+    CHECK(mentions(r, "nics", "GPU 1: nearest NIC mlx5_2 (PIX) is down; falling back to"));
+    CHECK(mentions(r, "nics", "3 of 4 RDMA NIC(s) with an ACTIVE port"));
+    // NVIDIA GPUs but NVML not read: that is a failure of the nvml check.
+    CHECK(status(r, "nvml") == CheckStatus::Fail);
+
+    SECTION("against a reference that has the NIC up, a down port fails") {
+        Node ref = r.observed;
+        for (auto& n : ref.nics)
+            for (auto& p : n.ports) p.state = "ACTIVE";
+        DoctorInputs in2 = in;
+        in2.expected = ref;
+        in2.live.sysfs_root = "/nonexistent";  // hwloc's view only: mlx5_1..3 down
+        DoctorReport r2 = run_doctor(in2);
+        CHECK(status(r2, "nics") == CheckStatus::Fail);
+        CHECK(mentions(r2, "nics", "mlx5_3: no port ACTIVE"));
+    }
+}
+
+TEST_CASE("doctor: an unreadable reference is a failed check, not an exception", "[doctor]") {
+    FakeNvmlScenario sc("perlmutter-nv4.nvml");
+    DoctorInputs in = inputs(kPerlmutter, false);
+    in.expect_file = "/nonexistent/expected.xml";
+    DoctorReport r;
+    REQUIRE_NOTHROW(r = run_doctor(in));
+    CHECK(status(r, "reference") == CheckStatus::Fail);
+    CHECK(mentions(r, "reference", "/nonexistent/expected.xml"));
+    CHECK(r.exit_code() == 1);
+    std::string json = doctor_json(r);
+    CHECK(json.find("\"ok\": false") != std::string::npos);
+    CHECK(json.find("\"name\": \"reference\"") != std::string::npos);
+    CHECK(json.find("\"status\": \"fail\"") != std::string::npos);
+}
