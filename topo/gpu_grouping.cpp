@@ -57,11 +57,15 @@ GroupScore score_positions(const Ranks& k, const std::vector<int>& members) {
 
 // ---------------------------------------------------------------- exact --
 
+// Phase-2 cost of a pair: link rank first, PCIe-only rank as tie-breaker,
+// folded into one number (a sum of at most 120 PCIe ranks <= 6000 fits below kScale).
+constexpr long long kScale = 1LL << 24;
+constexpr long long kInf64 = std::numeric_limits<long long>::max() / 4;
+
 struct Entry {
-    int worst = -1;     // phase 1: minimal worst of the rest; -1 unknown
-    int sum = -1;       // phase 2: minimal sum of the rest; -1 unknown, kInf infeasible
-    int pci = 0;
-    uint32_t choice = 0;  // phase 2: the group chosen here (bit mask of positions)
+    int worst = -1;          // phase 1: minimal worst of the rest; -1 unknown
+    long long cost = -1;     // phase 2: minimal cost of the rest; -1 unknown, kInf64 infeasible
+    uint32_t choice = 0;     // phase 2: the group chosen here (bit mask of positions)
     int8_t kind = -1;
 };
 
@@ -73,11 +77,31 @@ public:
         dims_ = kinds_.size() > 1 ? kinds_[0].count + 1 : 1;
         size_t states = (size_t{1} << n_) * static_cast<size_t>(dims_);
         if (states <= (size_t{1} << 18)) flat_.assign(states, Entry{});
+        // Lower bound of the rest's cost: every GPU pays at least half the sum
+        // of its (s-1) cheapest pairs, s the smallest group size (0 when some
+        // groups are free).
+        int smin = 1 << 30;
+        bool any_free = false;
+        for (const auto& gk : kinds_) {
+            smin = std::min(smin, gk.size);
+            any_free = any_free || !gk.costed;
+        }
+        half_min_.assign(static_cast<size_t>(n_), 0);
+        if (!any_free)
+            for (int i = 0; i < n_; ++i) {
+                std::vector<long long> c;
+                for (int j = 0; j < n_; ++j)
+                    if (j != i) c.push_back(pair_cost(i, j));
+                std::sort(c.begin(), c.end());
+                long long m = 0;
+                for (int x = 0; x < smin - 1 && x < static_cast<int>(c.size()); ++x) m += c[static_cast<size_t>(x)];
+                half_min_[static_cast<size_t>(i)] = m;  // halved when summed
+            }
     }
 
     std::vector<std::vector<int>> solve() {
         limit_ = solve_worst(0, 0);
-        solve_sum(0, 0);
+        solve_cost(0, 0);
         std::vector<std::vector<int>> groups;
         uint32_t mask = 0;
         int used1 = 0;
@@ -97,6 +121,15 @@ public:
     }
 
 private:
+    long long pair_cost(int i, int j) const { return k_.r(i, j) * kScale + k_.p(i, j); }
+
+    long long lower_bound(uint32_t rest_mask) const {
+        long long lb = 0;
+        for (int i = 0; i < n_; ++i)
+            if (rest_mask & (1u << i)) lb += half_min_[static_cast<size_t>(i)];
+        return lb / 2;
+    }
+
     Entry& entry(uint32_t mask, int used1) {
         size_t key = static_cast<size_t>(mask) * static_cast<size_t>(dims_) + static_cast<size_t>(dims_ > 1 ? used1 : 0);
         if (!flat_.empty()) return flat_[key];
@@ -112,26 +145,31 @@ private:
 
     // Calls leaf(group_mask, score) for every group of `size` positions made
     // of `first` and free positions above it, in lexicographic order. `prune`
-    // gets the running worst rank: true stops that branch.
+    // gets the running score: true stops that branch.
     template <class Prune, class Leaf>
     void enumerate(uint32_t mask, int first, int size, bool costed, Prune prune, Leaf leaf) const {
         int members[32];
+        int free_pos[32];
+        int nfree = 0;
+        for (int j = first + 1; j < n_; ++j)
+            if (!(mask & (1u << j))) free_pos[nfree++] = j;
+        if (nfree < size - 1) return;
         members[0] = first;
         GroupScore s;
-        rec(mask, first + 1, 1, size, costed, members, s, prune, leaf);
+        rec(free_pos, nfree, 0, 1, size, costed, members, s, prune, leaf);
     }
 
     template <class Prune, class Leaf>
-    void rec(uint32_t mask, int from, int have, int size, bool costed, int* members, GroupScore s, Prune& prune,
-             Leaf& leaf) const {
+    void rec(const int* free_pos, int nfree, int from, int have, int size, bool costed, int* members, GroupScore s,
+             Prune& prune, Leaf& leaf) const {
         if (have == size) {
             uint32_t g = 0;
             for (int x = 0; x < size; ++x) g |= 1u << members[x];
             leaf(g, s);
             return;
         }
-        for (int j = from; j <= n_ - (size - have); ++j) {
-            if (mask & (1u << j)) continue;
+        for (int f = from; f <= nfree - (size - have); ++f) {
+            int j = free_pos[f];
             GroupScore t = s;
             if (costed)
                 for (int x = 0; x < have; ++x) {
@@ -140,9 +178,9 @@ private:
                     t.sum += r;
                     t.pci += k_.p(members[x], j);
                 }
-            if (prune(t.worst)) continue;
+            if (prune(t)) continue;
             members[have] = j;
-            rec(mask, j + 1, have + 1, size, costed, members, t, prune, leaf);
+            rec(free_pos, nfree, f + 1, have + 1, size, costed, members, t, prune, leaf);
         }
     }
 
@@ -158,7 +196,7 @@ private:
             if (remaining(kind, mask, used1) <= 0) continue;
             const GroupKind& gk = kinds_[kind];
             enumerate(
-                mask, first, gk.size, gk.costed, [&](int w) { return w >= best; },
+                mask, first, gk.size, gk.costed, [&](const GroupScore& t) { return t.worst >= best; },
                 [&](uint32_t g, const GroupScore& s) {
                     int rest = solve_worst(mask | g, used1 + (kind == 0 && dims_ > 1 ? 1 : 0));
                     if (rest >= kInf) return;
@@ -169,36 +207,43 @@ private:
         return best;
     }
 
-    // Minimal (sum, pci) of the rest, using only groups whose worst <= limit_.
-    std::pair<int, int> solve_sum(uint32_t mask, int used1) {
-        if (mask == full_) return {0, 0};
+    // Minimal cost (sum, then PCIe tie-break) of the rest, using only groups
+    // whose worst <= limit_. A candidate group whose cost plus a lower bound of
+    // the rest cannot beat the best found so far is not followed: the value
+    // stays exact, and the first best in lexicographic order is kept.
+    long long solve_cost(uint32_t mask, int used1) {
+        if (mask == full_) return 0;
         {
             Entry& e = entry(mask, used1);
-            if (e.sum >= 0) return {e.sum, e.pci};
+            if (e.cost >= 0) return e.cost;
         }
         int first = __builtin_ctz(~mask & full_);
-        std::pair<int, int> best{kInf, kInf};
+        long long best = kInf64;
         uint32_t choice = 0;
         int8_t best_kind = -1;
         for (size_t kind = 0; kind < kinds_.size(); ++kind) {
             if (remaining(kind, mask, used1) <= 0) continue;
             const GroupKind& gk = kinds_[kind];
             enumerate(
-                mask, first, gk.size, gk.costed, [&](int w) { return w > limit_; },
+                mask, first, gk.size, gk.costed,
+                [&](const GroupScore& t) {
+                    return t.worst > limit_ || (best < kInf64 && t.sum * kScale + t.pci >= best);
+                },
                 [&](uint32_t g, const GroupScore& s) {
-                    auto rest = solve_sum(mask | g, used1 + (kind == 0 && dims_ > 1 ? 1 : 0));
-                    if (rest.first >= kInf) return;
-                    std::pair<int, int> v{static_cast<int>(s.sum) + rest.first, static_cast<int>(s.pci) + rest.second};
-                    if (v < best) {
-                        best = v;
+                    long long own = s.sum * kScale + s.pci;
+                    uint32_t rest_mask = full_ & ~(mask | g);
+                    if (best < kInf64 && own + lower_bound(rest_mask) >= best) return;
+                    long long rest = solve_cost(mask | g, used1 + (kind == 0 && dims_ > 1 ? 1 : 0));
+                    if (rest >= kInf64) return;
+                    if (own + rest < best) {
+                        best = own + rest;
                         choice = g;
                         best_kind = static_cast<int8_t>(kind);
                     }
                 });
         }
         Entry& e = entry(mask, used1);
-        e.sum = best.first;
-        e.pci = best.second;
+        e.cost = best;
         e.choice = choice;
         e.kind = best_kind;
         return best;
@@ -210,6 +255,7 @@ private:
     uint32_t full_ = 0;
     int dims_ = 1;
     int limit_ = 0;
+    std::vector<long long> half_min_;
     std::vector<Entry> flat_;
     std::unordered_map<size_t, Entry> map_;
 };
