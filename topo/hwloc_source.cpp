@@ -68,9 +68,26 @@ void check_xml_text(const std::string& xml, const std::string& name) {
                        "or give gputopo the node's NCCL topology dump instead");
 }
 
+// hwloc loads its plugins (PCI through libpciaccess, OpenCL, ...) with the
+// first topology and unloads them with the last; libpciaccess keeps static
+// state that becomes unreachable when it is unloaded (LeakSanitizer reports
+// it under SAN=1, and every load/unload cycle repeats it). One empty topology
+// kept for the life of the process keeps the plugins loaded once.
+hwloc_topology_t volatile g_plugin_anchor = nullptr;  // volatile: never optimised away
+
+void keep_hwloc_plugins_loaded() {
+    static const bool once = [] {
+        hwloc_topology_t t = nullptr;
+        if (hwloc_topology_init(&t) == 0) g_plugin_anchor = t;
+        return true;
+    }();
+    (void)once;
+}
+
 class Topology {
 public:
     Topology() {
+        keep_hwloc_plugins_loaded();
         if (hwloc_topology_init(&topo_) != 0) throw TopologyError("gputopo: hwloc could not initialise a topology");
         // The whole node, I/O devices included: GPUs, NICs, NVSwitches and
         // every bridge between them. Disallowed CPUs (a cgroup) stay in the
