@@ -137,16 +137,21 @@ DoctorCheck check_nvlink(const Context& x) {
     }
     int up = 0, down = 0;
     for (const auto& ng : x.nvml.gpus) {
-        int gu = 0, gd = 0;
+        int gu = 0, gd = 0, noisy = 0;
+        int64_t replay = 0, recovery = 0, crc = 0;
         for (const auto& l : ng.links) {
             (l.active ? gu : gd)++;
-            if (l.recovery_errors > 0 || l.crc_data_errors > 0 || l.crc_flit_errors > 0 || l.replay_errors > 0)
-                k.warn("GPU " + ng.pci.to_string() + " NVLink " + std::to_string(l.link) + ": errors (replay " +
-                       std::to_string(std::max<int64_t>(l.replay_errors, 0)) + ", recovery " +
-                       std::to_string(std::max<int64_t>(l.recovery_errors, 0)) + ", CRC " +
-                       std::to_string(std::max<int64_t>(l.crc_flit_errors, 0) + std::max<int64_t>(l.crc_data_errors, 0)) +
-                       ")");
+            int64_t r = std::max<int64_t>(l.replay_errors, 0), v = std::max<int64_t>(l.recovery_errors, 0),
+                    c = std::max<int64_t>(l.crc_flit_errors, 0) + std::max<int64_t>(l.crc_data_errors, 0);
+            if (r + v + c > 0) ++noisy;
+            replay += r;
+            recovery += v;
+            crc += c;
         }
+        if (noisy)
+            k.warn("GPU " + ng.pci.to_string() + ": errors on " + std::to_string(noisy) + " NVLink(s) (replay " +
+                   std::to_string(replay) + ", recovery " + std::to_string(recovery) + ", CRC " + std::to_string(crc) +
+                   ")");
         up += gu;
         down += gd;
         if (gd > 0 && gu > 0)
@@ -286,7 +291,9 @@ DoctorCheck check_health(const Context& x) {
         k.c.status = CheckStatus::Skip;
         return k.done("NVML not available");
     }
+    size_t clean = 0;
     for (const auto& ng : x.nvml.gpus) {
+        const size_t before = k.c.details.size();
         const NvmlHealth& h = ng.health;
         std::string g = "GPU " + ng.pci.to_string() + ": ";
         if (h.ecc_uncorrected_volatile > 0)
@@ -296,8 +303,9 @@ DoctorCheck check_health(const Context& x) {
         if (h.retired_pages_pending > 0) k.warn(g + "page retirement pending: reset the GPU when it is idle");
         if (h.retired_pages_dbe > 0)
             k.note(g + std::to_string(h.retired_pages_dbe) + " page(s) retired for double-bit errors");
+        if (k.c.details.size() == before) ++clean;
     }
-    return k.done(std::to_string(x.nvml.gpus.size()) + " GPU(s) without health findings");
+    return k.done(std::to_string(clean) + " of " + std::to_string(x.nvml.gpus.size()) + " GPU(s) without health findings");
 }
 
 }  // namespace

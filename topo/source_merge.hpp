@@ -48,6 +48,8 @@ struct LiveSources {
 };
 
 // Refines `node` (this machine's model) with the live sources; never throws.
+// GPUs whose nearest NIC is down get a warning naming the fallback
+// (nic_fallbacks()), which `gputopo show` prints.
 void apply_live_sources(Node& node, const LiveSources& sources);
 
 // This machine: hwloc (throws TopologyError as discover_this_machine does)

@@ -71,7 +71,8 @@ TEST_CASE("doctor: NVLinks down and a pending row remap", "[doctor]") {
     CHECK(status(r, "nvlink") == CheckStatus::Fail);
     CHECK(mentions(r, "nvlink", "GPU 0000:9b:00.0: 10 of 18 NVLinks down"));
     CHECK(mentions(r, "nvlink", "NV8, expected NV18"));
-    CHECK(mentions(r, "nvlink", "replay 12, recovery 3"));
+    CHECK(mentions(r, "nvlink", "GPU 0000:9b:00.0: errors on 4 NVLink(s) (replay 48, recovery 12, CRC 0)"));
+    CHECK(mentions(r, "health", "7 of 8 GPU(s) without health findings"));
     CHECK(status(r, "health") == CheckStatus::Warn);
     CHECK(mentions(r, "health", "row remapping pending"));
     CHECK(status(r, "gpus") == CheckStatus::Ok);
