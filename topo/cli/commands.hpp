@@ -22,5 +22,7 @@ struct Command {
 int cmd_show(const std::vector<std::string>& args, std::ostream& out);
 int cmd_plan(const std::vector<std::string>& args, std::ostream& out);
 int cmd_ranks(const std::vector<std::string>& args, std::ostream& out);
+int cmd_nccl_topo(const std::vector<std::string>& args, std::ostream& out);
+int cmd_doctor(const std::vector<std::string>& args, std::ostream& out);
 
 }  // namespace gputopo::cli

@@ -1,5 +1,6 @@
 #include "input.hpp"
 
+#include "topo/source_merge.hpp"
 #include "topo/topology_loader.hpp"
 
 namespace gputopo::cli {
@@ -16,7 +17,7 @@ Node load_node(const ParsedArgs& args) {
         if (path.empty()) throw UsageError("empty value for --topology (expected a topology file)");
         return load_topology_file(path);
     }
-    return discover_this_machine();
+    return discover_live();  // hwloc refined by NVML and NIC port state (topo/source_merge.hpp)
 }
 
 bool want_json(const ParsedArgs& args) {

@@ -21,6 +21,8 @@ const Command kCommands[] = {
     {"show", "the node's GPUs, NICs, NUMA nodes, GPU/NIC distance matrix and islands", gputopo::cli::cmd_show},
     {"plan", "the per-task binding (GPUs, CPUs, memory, NICs, island) for an allocation", gputopo::cli::cmd_plan},
     {"ranks", "island-ordered ranks of a step across nodes (--nodes, --islands)", gputopo::cli::cmd_ranks},
+    {"nccl-topo", "write the node's topology as an NCCL topology file (NCCL_TOPO_FILE)", gputopo::cli::cmd_nccl_topo},
+    {"doctor", "preflight of this node: GPUs, NVLinks, NIC ports, NUMA affinity, GPU health", gputopo::cli::cmd_doctor},
 };
 
 std::vector<std::string> command_names() {
