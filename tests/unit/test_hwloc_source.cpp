@@ -3,6 +3,7 @@
 // vendor of each PCIDev, OpenFabrics OS devices, NUMANode/Package/Core/PU
 // objects, the distance matrices), not from the program's output.
 #include <catch2/catch.hpp>
+#include <dirent.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -98,18 +99,16 @@ TEST_CASE("every shipped hwloc XML loads with the counts read from the file", "[
     // The table covers every file of the directory: a new fixture needs a row.
     std::vector<std::string> listed;
     for (const auto& e : expected()) listed.push_back(e.file);
-    FILE* ls = ::popen(("ls " + topology("hwloc")).c_str(), "r");
-    REQUIRE(ls);
-    char line[512];
+    DIR* dir = ::opendir(topology("hwloc").c_str());
+    REQUIRE(dir);
     size_t on_disk = 0;
-    while (std::fgets(line, sizeof line, ls)) {
-        std::string f(line);
-        f.erase(f.find_last_not_of("\n") + 1);
+    while (const dirent* entry = ::readdir(dir)) {
+        std::string f(entry->d_name);
         if (f.size() < 4 || f.substr(f.size() - 4) != ".xml") continue;
         ++on_disk;
         CHECK(std::find(listed.begin(), listed.end(), f) != listed.end());
     }
-    ::pclose(ls);
+    ::closedir(dir);
     CHECK(on_disk == expected().size());
 
     for (const auto& e : expected()) {
@@ -176,6 +175,31 @@ TEST_CASE("hwloc XE8640: GPUs, NICs, ports, NVLink and nvidia-smi classes", "[hw
     REQUIRE(n.nic("mlx5_2"));
     CHECK(n.nic("mlx5_2")->ports.at(0).state == "DOWN");  // Port1State=1
     CHECK_FALSE(n.nic("mlx5_2")->usable());
+    // The PCI tree: 4d:00.0 <- port 4a:02.0 <- switch 49:00.0 <- root port 48:01.0 <- host bridge [48-4e].
+    {
+        std::vector<std::string> chain;
+        int obj = m0->pci_object;
+        REQUIRE(obj >= 0);
+        for (int cur = obj; cur >= 0; cur = n.pci[static_cast<size_t>(cur)].parent) {
+            const PciObject& o = n.pci[static_cast<size_t>(cur)];
+            chain.push_back(o.kind == PciKind::HostBridge ? std::string("host") : o.address.to_string());
+        }
+        CHECK(chain == std::vector<std::string>{"0000:4d:00.0", "0000:4a:02.0", "0000:49:00.0", "0000:48:01.0", "host"});
+        const PciObject& dev = n.pci[static_cast<size_t>(obj)];
+        CHECK(dev.kind == PciKind::Device);
+        CHECK(dev.class_id == 0x0207);
+        CHECK(dev.vendor_id == 0x15b3);
+        CHECK(dev.device_id == 0x101b);
+        CHECK(n.pci[static_cast<size_t>(dev.parent)].kind == PciKind::Bridge);
+        CHECK(n.pci[static_cast<size_t>(dev.parent)].class_id == 0x0604);
+        CHECK(dev.numa == 3);
+        // The Matrox BMC chip is in the tree as a plain device.
+        bool matrox = false;
+        for (const auto& o : n.pci)
+            if (o.has_address && o.address.to_string() == "0000:03:00.0") matrox = o.vendor_id == 0x102b && o.class_id == 0x0300;
+        CHECK(matrox);
+    }
+
     // Ethernet-only NICs are kept, without RDMA.
     REQUIRE(n.nic("eno8303"));
     CHECK_FALSE(n.nic("eno8303")->rdma);
