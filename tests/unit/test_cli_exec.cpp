@@ -32,7 +32,11 @@ std::string slurp(const std::string& path) {
     return s.str();
 }
 
-Result run_cli(const std::string& cli, const std::vector<std::string>& args) {
+// `live`: the command discovers this machine with hwloc. hwloc's PCI plugin
+// (libpciaccess) leaks a few allocations and is dlclose()d before exit, so
+// LeakSanitizer cannot name (or be told to suppress) it; for such runs of a
+// sanitizer build only leak detection is turned off (ASan/UBSan stay on).
+Result run_cli(const std::string& cli, const std::vector<std::string>& args, bool live = false) {
     char out_path[] = "/tmp/gputopo-cli-out-XXXXXX";
     char err_path[] = "/tmp/gputopo-cli-err-XXXXXX";
     int out_fd = mkstemp(out_path);
@@ -49,6 +53,11 @@ Result run_cli(const std::string& cli, const std::vector<std::string>& args) {
     if (pid == 0) {
         dup2(out_fd, 1);
         dup2(err_fd, 2);
+        if (live) {
+            const char* asan = std::getenv("ASAN_OPTIONS");
+            std::string opts = std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "detect_leaks=0";
+            setenv("ASAN_OPTIONS", opts.c_str(), 1);
+        }
         execv(cli.c_str(), argv.data());
         _exit(127);
     }
@@ -157,7 +166,7 @@ TEST_CASE("gputopo show on a fixture: table and JSON", "[cli]") {
 TEST_CASE("gputopo show without --topology describes this machine (no GPUs is not an error)", "[cli]") {
     const std::string cli = cli_or_skip();
     if (cli.empty()) return;
-    Result r = run_cli(cli, {"show"});
+    Result r = run_cli(cli, {"show"}, true);
     INFO(r.err);
     REQUIRE(r.rc == 0);
     CHECK((r.out.find("No GPUs found") != std::string::npos || r.out.find("\tGPU0") != std::string::npos));
