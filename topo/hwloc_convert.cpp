@@ -382,6 +382,14 @@ private:
                 n.name = os->name;
                 n.rdma = true;
                 n.ports = ports_of(os);
+                // hwloc exports no link layer; the PCI class says it for
+                // Mellanox-style adapters (VPI cards change class with their
+                // port type). EFA (0x1d0f) is neither: left unknown.
+                std::string layer;
+                if (p.class_id == 0x0207 || p.class_id == 0x0c06) layer = "InfiniBand";
+                else if (p.class_id == 0x0200 && p.vendor_id != 0x1d0f) layer = "Ethernet";
+                for (auto& port : n.ports)
+                    if (port.link_layer.empty()) port.link_layer = layer;
                 node_.nics.push_back(n);
             }
             return;

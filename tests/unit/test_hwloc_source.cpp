@@ -171,6 +171,7 @@ TEST_CASE("hwloc XE8640: GPUs, NICs, ports, NVLink and nvidia-smi classes", "[hw
     CHECK(m0->netdevs == std::vector<std::string>{"hsi0"});
     REQUIRE(m0->ports.size() == 1);
     CHECK(m0->ports[0].state == "ACTIVE");  // Port1State=4
+    CHECK(m0->ports[0].link_layer == "InfiniBand");  // class 0207
     CHECK(m0->usable());
     REQUIRE(n.nic("mlx5_2"));
     CHECK(n.nic("mlx5_2")->ports.at(0).state == "DOWN");  // Port1State=1
@@ -335,6 +336,8 @@ TEST_CASE("hwloc old formats and memory-only NUMA nodes", "[hwloc]") {
     REQUIRE(u.nic("mlx5_1"));
     CHECK(u.nic("mlx5_1")->rdma);
     CHECK(u.nic("mlx5_1")->netdevs == std::vector<std::string>{"enp22s0f0"});
+    CHECK(u.nic("mlx5_1")->ports.at(0).link_layer == "Ethernet");  // RoCE: class 0200
+    CHECK(u.nic("mlx5_0")->ports.at(0).link_layer == "InfiniBand");
     CHECK_FALSE(u.nic("mlx5_2")->usable());  // Port1State=1
 
     // EFA: an RDMA device with no netdev.
@@ -343,6 +346,7 @@ TEST_CASE("hwloc old formats and memory-only NUMA nodes", "[hwloc]") {
     CHECK(a.nic("rdmap197s0")->rdma);
     CHECK(a.nic("rdmap197s0")->netdevs.empty());
     CHECK(a.nic("rdmap197s0")->numa == 1);
+    CHECK(a.nic("rdmap197s0")->ports.at(0).link_layer.empty());
 
     // IB class 0c06 (ConnectX-2) with two netdevs.
     Node h = read_hwloc_xml(hwloc_file("hp-sl390s-g7_2xXeon-Westmere_3xTeslaM2070_ConnectX2-IB_hwloc2.xml"));
