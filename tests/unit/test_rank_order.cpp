@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "topo/env_names.hpp"
 #include "topo/errors.hpp"
 #include "topo/island_sources.hpp"
@@ -289,4 +291,114 @@ TEST_CASE("rankorder: 100,000 nodes in 100 interleaved islands", "[rankorder]") 
         seen[row.first_rank / 4] = true;
     }
     CHECK(std::count(seen.begin(), seen.end(), true) == 100000);
+}
+
+// ---- step_islands (plugin) and the launcher's --rank-order=island ----
+#include "launcher/island_rank.hpp"
+#include "topo/step_islands.hpp"
+
+namespace {
+
+EnvReader env_of(std::map<std::string, std::string> vars) {
+    return [vars](const std::string& n) -> std::optional<std::string> {
+        auto it = vars.find(n);
+        if (it == vars.end()) return std::nullopt;
+        return it->second;
+    };
+}
+
+Plan plan_with_islands(std::vector<int> islands) {
+    Plan p;
+    for (size_t t = 0; t < islands.size(); ++t) {
+        TaskBinding b;
+        b.task = static_cast<int>(t);
+        b.island = islands[t];
+        p.tasks.push_back(b);
+    }
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("rankorder: task_islands reads the step from Slurm's variables", "[rankorder]") {
+    IslandMap m = islands("Island=leaf1 Nodes=n[1-2]\nIsland=leaf2 Nodes=n[3-4]\n");
+    auto env = env_of({{"SLURM_STEP_NODELIST", "n[1-4]"}, {"SLURM_STEP_TASKS_PER_NODE", "2(x4)"},
+                       {"SLURM_TOPOLOGY_ADDR", "spine.leaf2.n3"}, {"SLURM_TOPOLOGY_ADDR_PATTERN", "switch.switch.node"}});
+    // Intra-node order: task 0 on island 1, task 1 on island 0 -> task 1 first.
+    Plan plan = plan_with_islands({1, 0});
+    TaskIslands t0 = task_islands(m, "n3", plan, 0, env);
+    TaskIslands t1 = task_islands(m, "n3", plan, 1, env);
+    CHECK(t1.placement.rank == 4);
+    CHECK(t0.placement.rank == 5);
+    CHECK(t0.placement.island == "leaf2");
+    CHECK(t0.warning.empty());  // the leaf agrees with SLURM_TOPOLOGY_ADDR
+    REQUIRE(t0.set.size() == 5);
+    CHECK(t0.set[0].name == env::kIsland);
+    CHECK(t0.set[0].value == "leaf2");
+    CHECK(t0.set[4].value == "5");
+    CHECK_FALSE(t0.set[0].user_wins);
+    CHECK(t0.verbose.find("xisland=leaf2 island_rank=1/4 rank=5/8 islands=2 (gputopo.conf)") != std::string::npos);
+
+    // Job-level variables when the step ones are missing.
+    auto job = env_of({{"SLURM_JOB_NODELIST", "n[3-4]"}, {"SLURM_TASKS_PER_NODE", "1(x2)"}});
+    CHECK(task_islands(m, "n4", plan_with_islands({0}), 0, job).placement.rank == 1);
+    // Missing or bad variables name themselves.
+    CHECK_THROWS_WITH(task_islands(m, "n4", plan, 0, env_of({})), Catch::Contains("SLURM_STEP_NODELIST"));
+    CHECK_THROWS_WITH(task_islands(m, "n4", plan, 0, env_of({{"SLURM_STEP_NODELIST", "n[1-"}, {"SLURM_STEP_TASKS_PER_NODE", "1"}})),
+                      Catch::Contains("SLURM_STEP_NODELIST: bad hostlist 'n[1-'"));
+    CHECK_THROWS_WITH(task_islands(m, "n4", plan, 0, env_of({{"SLURM_STEP_NODELIST", "n4"}, {"SLURM_STEP_TASKS_PER_NODE", "x"}})),
+                      Catch::Contains("SLURM_STEP_TASKS_PER_NODE: bad tasks per node 'x'"));
+}
+
+TEST_CASE("rankorder: task_islands warns when SLURM_TOPOLOGY_ADDR disagrees with topology.conf", "[rankorder]") {
+    IslandMap m;
+    parse_slurm_topology("SwitchName=leaf1 Nodes=n[1-2]\nSwitchName=leaf2 Nodes=n[3-4]\n", "topology.conf", m);
+    m.seal();
+    auto env = env_of({{"SLURM_STEP_NODELIST", "n[1-5]"}, {"SLURM_STEP_TASKS_PER_NODE", "1(x5)"},
+                       {"SLURM_TOPOLOGY_ADDR", "spine.leaf9.n3"}, {"SLURM_TOPOLOGY_ADDR_PATTERN", "switch.switch.node"}});
+    Plan plan = plan_with_islands({0});
+    TaskIslands t = task_islands(m, "n3", plan, 0, env);
+    CHECK(t.warning.find("under switch 'leaf9' but the island files say 'leaf2'") != std::string::npos);
+    CHECK(t.placement.source == IslandSource::TopologyTree);
+    TaskIslands alone = task_islands(m, "n5", plan, 0, env);
+    CHECK_FALSE(alone.placement.island_known);
+    CHECK(alone.warning.find("no island file names it") != std::string::npos);
+    auto agree = env_of({{"SLURM_STEP_NODELIST", "n[1-5]"}, {"SLURM_STEP_TASKS_PER_NODE", "1(x5)"},
+                         {"SLURM_TOPOLOGY_ADDR", "spine.leaf2.n3"}});
+    CHECK(task_islands(m, "n3", plan, 0, agree).warning.empty());
+}
+
+TEST_CASE("rankorder: launcher --rank-order=island sets RANK from GPUTOPO_RANK or an islands file", "[rankorder]") {
+    using namespace gputopo::launch;
+    Options opt;
+    auto base = std::map<std::string, std::string>{{"SLURM_STEP_NODELIST", "n[1-4]"}, {"SLURM_STEP_TASKS_PER_NODE", "2(x4)"}};
+    // Off by default.
+    CHECK(island_rank(opt, "n3", 0, env_of(base)).rank.empty());
+    opt.rank_order = "island";
+    // From the plugin.
+    auto with_plugin = base;
+    with_plugin["GPUTOPO_RANK"] = "6";
+    CHECK(island_rank(opt, "n3", 0, env_of(with_plugin)).rank == "6");
+    // No plugin, no file: RANK stays, with a note.
+    IslandRankOutcome none = island_rank(opt, "n3", 0, env_of(base));
+    CHECK(none.rank.empty());
+    CHECK(none.note.find("RANK stays SLURM_PROCID") != std::string::npos);
+    // From an islands file: rackA = n1,n3 -> n3's tasks are ranks 2,3.
+    char path[] = "/tmp/gputopo-rank-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    std::string conf = "Island=rackA Nodes=n[1,3]\nIsland=rackB Nodes=n[2,4]\n";
+    REQUIRE(write(fd, conf.data(), conf.size()) == static_cast<ssize_t>(conf.size()));
+    close(fd);
+    opt.islands = path;
+    IslandRankOutcome r = island_rank(opt, "n3", 1, env_of(base));
+    unlink(path);
+    CHECK(r.rank == "3");
+    REQUIRE(r.env.size() == 5);
+    CHECK(r.env[0].value == "rackA");
+    // apply_island_rank replaces RANK, keeping the user-wins rule.
+    std::vector<EnvVar> wanted{{"RANK", "4", true}, {"LOCAL_RANK", "1", true}};
+    apply_island_rank(wanted, r.rank);
+    CHECK(wanted[0].value == "3");
+    CHECK(wanted[0].user_wins);
 }
