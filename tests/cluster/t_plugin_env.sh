@@ -16,6 +16,7 @@ case_srun() {
     shift
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do checks+=("$1"); shift; done
     shift
+    local t0=$SECONDS
     if ! timeout 120 srun "$@" "$here/probe.sh" > "$out" 2> "$out.err"; then
         tap_not_ok "$name" "srun $* failed: $(tail -n 3 "$out.err")"
         fails=$((fails + 1))
@@ -23,6 +24,7 @@ case_srun() {
     fi
     python3 "$here/check_binding.py" "$name" "$out" --gputopo "$CLUSTER_BUILD/gputopo" \
         --topo-dir "$CLUSTER_DIR/topo" --real n1 --amd n4 "${checks[@]}" || fails=$((fails + 1))
+    echo "#   $((SECONDS - t0))s"
 }
 
 case_srun "srun island, 1 GPU per task, 8 tasks on the 8-GPU HGX node (n2)" --mode island --expect-tasks 8 -- \
@@ -45,10 +47,11 @@ case_srun "srun closest on this host's CPUs: real Cpus_allowed_list (n1)" --mode
     -w n1 -N1 -n2 --gpus-per-task=1 --gpu-topo=closest
 case_srun "srun island,isolate on this host's CPUs (n1)" --mode island --isolate --expect-tasks 2 -- \
     -w n1 -N1 -n2 --gpus-per-task=1 --gpu-topo=island,isolate
-case_srun "srun island across 2 nodes of different machines, 4 tasks each (n2,n3)" --mode island --expect-tasks 8 -- \
-    -w n2,n3 -N2 -n8 --ntasks-per-node=4 --gpus-per-task=1 --gpu-topo=island
-case_srun "srun island across all 4 nodes, --gpus-per-node=2, 2 tasks per node" --mode island --expect-tasks 8 -- \
-    -N4 -n8 --ntasks-per-node=2 --gpus-per-node=2 --gpu-topo=island
+# island asks job_submit.lua for one leaf switch: n3,n4 share leaf2.
+case_srun "srun island across 2 nodes of one switch, NVIDIA and AMD, 4 tasks each (n3,n4)" --mode island --expect-tasks 8 -- \
+    -w n3,n4 -N2 -n8 --ntasks-per-node=4 --gpus-per-task=1 --gpu-topo=island
+case_srun "srun closest across all 4 nodes, --gpus-per-node=2, 2 tasks per node" --mode closest --expect-tasks 8 -- \
+    -N4 -n8 --ntasks-per-node=2 --gpus-per-node=2 --gpu-topo=closest
 
 # verbose: one line per task, in the documented form.
 name="verbose prints one binding line per task on the user's stderr"

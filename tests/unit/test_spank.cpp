@@ -1,0 +1,210 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+#include "fixtures.hpp"
+#include "spank/option_parser.hpp"
+#include "spank/plugstack_args.hpp"
+#include "spank/step_inputs.hpp"
+#include "spank/task_binding.hpp"
+#include "spank/topology_cache.hpp"
+#include "topo/errors.hpp"
+#include "topo/planner.hpp"
+#include "topo/topology_loader.hpp"
+
+using namespace gputopo;
+using namespace gputopo::spank;
+
+namespace {
+
+std::string message_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const ParseError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+Getenv env_of(const std::map<std::string, std::string>& m) {
+    return [m](const std::string& n) -> std::optional<std::string> {
+        auto it = m.find(n);
+        if (it == m.end()) return std::nullopt;
+        return it->second;
+    };
+}
+
+}  // namespace
+
+TEST_CASE("--gpu-topo modes and flags", "[spank]") {
+    Options o = parse_gpu_topo("island");
+    CHECK(o.mode == Mode::Island);
+    CHECK_FALSE(o.verbose);
+    o = parse_gpu_topo("closest,verbose,strict,isolate");
+    CHECK(o.mode == Mode::Closest);
+    CHECK(o.verbose);
+    CHECK(o.strict);
+    CHECK(o.isolate);
+    CHECK_FALSE(o.share);
+    CHECK(to_string(o) == "closest,verbose,strict,isolate");
+    CHECK(parse_gpu_topo("none").mode == Mode::None);
+    CHECK(parse_gpu_topo("island,share").share);
+    CHECK(parse_gpu_topo("help").help);
+    CHECK(parse_gpu_topo("island,help").help);
+}
+
+TEST_CASE("--gpu-topo bad values give one message naming the word and the choices", "[spank]") {
+    CHECK(message_of([] { parse_gpu_topo("x"); }) ==
+          "gputopo: unknown mode 'x' in --gpu-topo=x (expected none, closest or island; flags: verbose, strict, "
+          "isolate, share, help)");
+    std::string m = message_of([] { parse_gpu_topo("island,loud"); });
+    CHECK(m.find("unknown flag 'loud' in --gpu-topo=island,loud") != std::string::npos);
+    CHECK(m.find("verbose, strict, isolate, share") != std::string::npos);
+    CHECK(message_of([] { parse_gpu_topo(""); }).find("empty value") != std::string::npos);
+    CHECK(message_of([] { parse_gpu_topo("island,,verbose"); }).find("empty word") != std::string::npos);
+    CHECK(message_of([] { parse_gpu_topo("island,closest"); }).find("second mode 'closest'") != std::string::npos);
+    CHECK(message_of([] { parse_gpu_topo("island,isolate,share"); }).find("exclude each other") != std::string::npos);
+    CHECK(message_of([] { parse_gpu_topo("Island"); }).find("unknown mode 'Island'") != std::string::npos);
+    CHECK(help_text().find("island") != std::string::npos);
+}
+
+TEST_CASE("plugstack.conf arguments", "[spank]") {
+    PluginConfig c = parse_plugstack_args({"default=closest,verbose", "topology=/etc/gputopo/%n.xml", "cache=/var/cache/gputopo"});
+    CHECK(c.defaults.mode == Mode::Closest);
+    CHECK(c.defaults.verbose);
+    CHECK(c.topology == "/etc/gputopo/%n.xml");
+    CHECK(c.cache_dir == "/var/cache/gputopo");
+    PluginConfig empty = parse_plugstack_args({});
+    CHECK(empty.defaults.mode == Mode::None);
+    CHECK(empty.topology.empty());
+    std::vector<std::string> keys = plugstack_keys();
+    for (const char* k : {"default", "topology", "cache"})
+        CHECK(std::find(keys.begin(), keys.end(), k) != keys.end());
+}
+
+TEST_CASE("plugstack.conf: unknown keys and bad values are one clear error", "[spank]") {
+    CHECK(message_of([] { parse_plugstack_args({"topolgy=/x"}); }).find("unknown argument 'topolgy'") != std::string::npos);
+    CHECK(message_of([] { parse_plugstack_args({"verbose"}); }).find("'verbose' is not KEY=VALUE") != std::string::npos);
+    CHECK(message_of([] { parse_plugstack_args({"topology=relative/%n.xml"}); }).find("must be an absolute path") !=
+          std::string::npos);
+    CHECK(message_of([] { parse_plugstack_args({"cache="}); }).find("must be an absolute path") != std::string::npos);
+    CHECK(message_of([] { parse_plugstack_args({"default=fast"}); }).find("unknown mode 'fast' in plugstack.conf default=fast") !=
+          std::string::npos);
+    CHECK(message_of([] { parse_plugstack_args({"topology=/x/%q.xml"}); }).find("unknown '%q'") != std::string::npos);
+    CHECK(message_of([] { parse_plugstack_args({"cache=/a", "cache=/b"}); }).find("given twice") != std::string::npos);
+}
+
+TEST_CASE("topology path patterns: %n, %h, %% and nothing else", "[spank]") {
+    CHECK(expand_path("/t/%n.xml", "n1", "host1") == "/t/n1.xml");
+    CHECK(expand_path("/t/%h/%n-100%%.xml", "gpu07", "gpu07.cluster") == "/t/gpu07.cluster/gpu07-100%.xml");
+    CHECK_THROWS_AS(expand_path("/t/%n.xml", "../etc", "h"), ParseError);
+    CHECK_THROWS_AS(expand_path("/t/%n.xml", "", "h"), ParseError);
+    CHECK_THROWS_AS(expand_path("/t/%", "n", "h"), ParseError);
+}
+
+TEST_CASE("step inputs: the step's GPUs and how Slurm numbered them", "[spank]") {
+    StepInputs in = read_step_inputs(env_of({{"SLURM_STEP_GPUS", "4,5,6,7"}, {"CUDA_VISIBLE_DEVICES", "4,5,6,7"}}));
+    CHECK(in.gpus == std::vector<int>{4, 5, 6, 7});
+    CHECK(in.gpus_from == "SLURM_STEP_GPUS");
+    CHECK_FALSE(in.relative_numbering);
+    // ConstrainDevices: CUDA_VISIBLE_DEVICES counts 0..k-1.
+    in = read_step_inputs(env_of({{"SLURM_STEP_GPUS", "2,6"}, {"CUDA_VISIBLE_DEVICES", "0,1"}}));
+    CHECK(in.relative_numbering);
+    // Batch step: SLURM_JOB_GPUS.
+    in = read_step_inputs(env_of({{"SLURM_JOB_GPUS", "1-3"}}));
+    CHECK(in.gpus == std::vector<int>{1, 2, 3});
+    CHECK(in.gpus_from == "SLURM_JOB_GPUS");
+    // Only CUDA_VISIBLE_DEVICES; UUIDs are not indices.
+    in = read_step_inputs(env_of({{"CUDA_VISIBLE_DEVICES", "3,1"}}));
+    CHECK(in.gpus == std::vector<int>{1, 3});
+    in = read_step_inputs(env_of({{"CUDA_VISIBLE_DEVICES", "GPU-8f0c2c3e-1b2a"}}));
+    CHECK(in.gpus.empty());
+    in = read_step_inputs(env_of({{"SLURM_CPUS_PER_TASK", "7"}, {"SLURM_CPU_BIND", "quiet,mask_cpu:0x3,0xc"}}));
+    CHECK(in.cpus_per_task == 7);
+    CHECK(in.user_cpu_bind);
+    CHECK_FALSE(read_step_inputs(env_of({{"SLURM_CPU_BIND", "quiet,none"}})).user_cpu_bind);
+    CHECK_THROWS_WITH(read_step_inputs(env_of({{"SLURM_STEP_GPUS", "0,x"}})),
+                      Catch::Contains("SLURM_STEP_GPUS='0,x' is not a list of GPU indices"));
+    CHECK_THROWS_AS(parse_index_list("3-1", "V"), ParseError);
+}
+
+TEST_CASE("step inputs: Slurm node name", "[spank]") {
+    CHECK(slurm_node_name(env_of({{"SLURMD_NODENAME", "gpu7"}}), 0, "h") == "gpu7");
+    CHECK(slurm_node_name(env_of({{"SLURM_STEP_NODELIST", "gpu[001-004]"}}), 2, "h") == "gpu003");
+    CHECK(slurm_node_name(env_of({{"SLURM_JOB_NODELIST", "a,b"}}), 1, "h") == "b");
+    CHECK(slurm_node_name(env_of({{"SLURM_STEP_NODELIST", "a,b"}}), 5, "h") == "h");
+    CHECK(slurm_node_name(env_of({}), 0, "host") == "host");
+}
+
+TEST_CASE("allowed CPUs only when the topology's CPUs are this host's", "[spank]") {
+    Node node;
+    node.cpus = CpuSet::range(0, 7);
+    CHECK(topology_cpus_on_host(node, CpuSet::range(0, 15)));
+    CHECK_FALSE(topology_cpus_on_host(node, CpuSet::range(0, 3)));
+    auto a = allowed_cpus(node, CpuSet::range(0, 15), CpuSet::parse_list("2-5,9"));
+    REQUIRE(a);
+    CHECK(a->to_list() == "2-5");
+    CHECK_FALSE(allowed_cpus(node, CpuSet::range(0, 3), CpuSet::range(0, 3)));
+}
+
+TEST_CASE("task binding on the XE8640: env, visibility, affinity decision, verbose line", "[spank]") {
+    Node node = load_topology_file(gputopo_test::topology(
+        "hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml"));
+    StepInputs in = read_step_inputs(env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}, {"CUDA_VISIBLE_DEVICES", "0,1,2,3"}}));
+    Options opt = parse_gpu_topo("island,verbose");
+    Plan plan = make_plan(node, plan_request(in, 4, opt.mode, std::nullopt));
+    REQUIRE(plan.tasks.size() == 4);
+    for (int t = 0; t < 4; ++t) {
+        TaskAction a = bind_task("n3", node, plan, t, opt, in, env_of({{"NCCL_IB_HCA", "mlx5_3"}}), false);
+        const TaskBinding& b = plan.tasks[static_cast<size_t>(t)];
+        std::map<std::string, std::string> set;
+        for (const auto& v : a.set) set[v.name] = v.value;
+        // position = local task id holds the task's planned GPU
+        REQUIRE(a.visible.size() == 4);
+        CHECK(a.visible[static_cast<size_t>(t)] == b.gpus[0]);
+        CHECK(set["GPUTOPO_CPUS"] == b.cpus.to_list());
+        CHECK(set.count("NCCL_IB_HCA") == 0);  // the user's value is kept
+        REQUIRE(a.kept.size() == 1);
+        CHECK_FALSE(a.apply_affinity);  // the fixture's CPUs are not this host's
+        CHECK(a.skip_reason.find("not this host's") != std::string::npos);
+        CHECK(a.verbose_line.rfind("gputopo: n3 task " + std::to_string(t) + ": gpus=" + std::to_string(b.gpus[0]) +
+                                       " (" + b.gpu_pci[0].to_string() + ") cpus=" + b.cpus.to_list(),
+                                   0) == 0);
+        CHECK(a.verbose_line.find("kept user's NCCL_IB_HCA=mlx5_3") != std::string::npos);
+    }
+    // On a host that has the CPUs, affinity is applied unless the user bound explicitly.
+    TaskAction here = bind_task("n3", node, plan, 0, opt, in, env_of({}), true);
+    CHECK(here.apply_affinity);
+    StepInputs bound = in;
+    bound.user_cpu_bind = true;
+    bound.cpu_bind = "map_cpu:1";
+    TaskAction kept = bind_task("n3", node, plan, 0, opt, bound, env_of({}), true);
+    CHECK_FALSE(kept.apply_affinity);
+    CHECK(kept.skip_reason.find("map_cpu:1") != std::string::npos);
+}
+
+TEST_CASE("topology cache: atomic write, freshness by boot id and driver", "[spank]") {
+    char tmpl[] = "/tmp/gputopo-cache-test.XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    std::string dir = tmpl;
+    CacheStamp now = current_stamp();
+    CHECK_FALSE(now.boot_id.empty());
+    CHECK_FALSE(cache_fresh(dir, "h", now));
+    write_file_atomically(cache_xml_path(dir, "h"), "<topology/>\n");
+    write_file_atomically(cache_meta_path(dir, "h"), now.to_text());
+    CHECK(cache_fresh(dir, "h", now));
+    CacheStamp rebooted = now;
+    rebooted.boot_id = "another-boot";
+    CHECK_FALSE(cache_fresh(dir, "h", rebooted));
+    CacheStamp new_driver = now;
+    new_driver.driver = "NVRM version: 999";
+    CHECK_FALSE(cache_fresh(dir, "h", new_driver));
+    CHECK_THROWS_AS(write_file_atomically(dir + "/no/such/dir/file", "x"), TopologyError);
+    unlink(cache_xml_path(dir, "h").c_str());
+    unlink(cache_meta_path(dir, "h").c_str());
+    CHECK(rmdir(dir.c_str()) == 0);  // no temporary file was left behind
+}
