@@ -78,11 +78,13 @@ namespace {
 constexpr unsigned kClassBridge = 0x0604;
 constexpr unsigned kClassNvSwitch = 0x0680;
 
-bool parse_uint(const std::string& text, unsigned long long& out) {
-    if (text.empty()) return false;
+// base 0: "0x..." hex, otherwise decimal (a leading 0 is not octal here).
+bool parse_uint(const std::string& text, unsigned long long& out, int base = 0) {
+    if (text.empty() || text[0] == '-' || text[0] == '+' || text[0] == ' ') return false;
+    if (base == 0) base = (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) ? 16 : 10;
     try {
         size_t used = 0;
-        out = std::stoull(text, &used, 0);
+        out = std::stoull(text, &used, base);
         return used == text.size();
     } catch (...) {
         return false;
@@ -104,10 +106,11 @@ unsigned parse_hex_id(const std::string& text) {
     return parse_uint(text, v) ? static_cast<unsigned>(v & 0xffff) : 0;
 }
 
+// Decimal attributes (numaid, count, port, speed).
 long long parse_int_or(const std::string& text, long long fallback) {
     unsigned long long v = 0;
-    if (!text.empty() && text[0] == '-') return fallback;
-    return parse_uint(text, v) ? static_cast<long long>(v) : fallback;
+    if (!parse_uint(text, v, 10) || v > 0x7fffffffull) return fallback;
+    return static_cast<long long>(v);
 }
 
 bool is_gpu_class(unsigned cls) { return cls == 0x0300 || cls == 0x0302 || cls == 0x0380 || cls == 0x1200; }
@@ -296,7 +299,11 @@ private:
             if (!parsed)
                 fail("line " + std::to_string(e.line()) + ": GPU <pci busid=\"" + busid +
                      "\"> is not a PCI bus id (expected dddd:bb:dd.f)");
-            add_gpu(e, self, addr, o);
+            if (std::any_of(node_.gpus.begin(), node_.gpus.end(), [&](const Gpu& g) { return g.pci == addr; }))
+                node_.warnings.push_back(name_ + " line " + std::to_string(e.line()) + ": GPU " + addr.to_string() +
+                                         " is listed twice; the second listing is ignored");
+            else
+                add_gpu(e, self, addr, o);
         }
         for (const auto& k : kids) {
             if (k.name() == "nic") read_nic(k, self, &node_.pci[static_cast<size_t>(self)]);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -350,4 +352,41 @@ TEST_CASE("NCCL XML: NVLink to a CPU is not a GPU link; BMC VGA is not a GPU", "
     REQUIRE(n.links.size() == 1);
     CHECK(gpu_gpu_path(n, 0, 1).label() == "NV3");
     CHECK_FALSE(n.links[0].via_switch);
+}
+
+TEST_CASE("NCCL XML: a GPU listed twice counts once, with a warning", "[nccl]") {
+    const std::string xml = R"(<system version="1"><cpu numaid="0" affinity="ff">
+  <pci busid="0000:01:00.0" class="0x030200" vendor="0x10de"><gpu dev="0"/></pci>
+  <pci busid="0000:01:00.0" class="0x030200" vendor="0x10de"><gpu dev="1"/></pci>
+</cpu></system>)";
+    const Node n = read_nccl_xml_buffer(xml, "dup.xml");
+    CHECK(n.gpus.size() == 1);
+    REQUIRE(n.warnings.size() == 1);
+    CHECK(n.warnings[0].find("GPU 0000:01:00.0 is listed twice") != std::string::npos);
+}
+
+TEST_CASE("NCCL XML: truncated or damaged dumps give a TopologyError or a node, nothing else", "[nccl]") {
+    std::ifstream in(nccl(kFiles[12].file), std::ios::binary);  // OCI H100 dump
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(text.size() > 1000);
+    int errors = 0, nodes = 0;
+    auto attempt = [&](const std::string& xml) {
+        try {
+            const Node n = read_nccl_xml_buffer(xml, "damaged.xml");
+            CHECK(!n.gpus.empty());
+            ++nodes;
+        } catch (const TopologyError& e) {
+            CHECK(std::string(e.what()).find("damaged.xml") != std::string::npos);
+            ++errors;
+        }
+    };
+    for (size_t cut = 0; cut < text.size(); cut += 53) attempt(text.substr(0, cut));
+    const char replacements[] = {'<', '>', '"', '&', 'z', '-', '\0', '9'};
+    for (size_t pos = 0, k = 0; pos < text.size(); pos += 41, ++k) {
+        std::string damaged = text;
+        damaged[pos] = replacements[k % sizeof replacements];
+        attempt(damaged);
+    }
+    CHECK(errors > 0);
+    CHECK(nodes > 0);
 }
