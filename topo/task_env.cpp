@@ -4,6 +4,7 @@
 
 #include "env_names.hpp"
 #include "errors.hpp"
+#include "nic_state.hpp"
 
 namespace gputopo {
 
@@ -122,6 +123,11 @@ std::vector<EnvVar> task_env(const Node& node, const Plan& plan, int task, const
         theirs(env::kCudaDeviceOrder, "PCI_BUS_ID");
     }
     if (!plan.node_nics.empty()) theirs(env::kNcclIbHca, "=" + join_strings(plan.node_nics));
+    if (!plan.node_nics.empty()) {
+        // RoCE: the RoCE v2 GID index shared by the node's NICs (topo/nic_state.hpp), -1 on InfiniBand.
+        int gid = node_roce_gid_index(node);
+        if (gid >= 0) theirs(env::kNcclIbGidIndex, std::to_string(gid));
+    }
     if (!b.nics.empty())
         theirs(env::kUcxNetDevices, b.nics.front() + ":" + std::to_string(nic_port(node, b.nics.front())));
     return out;

@@ -9,6 +9,8 @@
 #include "fixtures.hpp"
 #include "topo/nic_selection.hpp"
 #include "topo/nic_state.hpp"
+#include "topo/planner.hpp"
+#include "topo/task_env.hpp"
 #include "topo/source_merge.hpp"
 #include "topo/topology_loader.hpp"
 
@@ -232,4 +234,30 @@ TEST_CASE("NIC state: node-wide RoCE GID index for NCCL_IB_GID_INDEX", "[nic]") 
     // One NIC whose IPv4 GID sits elsewhere: no single value fits all, leave it to the user.
     node.nics[2].ports[0].roce_v2_gid_index = 5;
     CHECK(node_roce_gid_index(node) == -1);
+}
+
+TEST_CASE("NIC state: RoCE nodes get NCCL_IB_GID_INDEX in the task environment, IB nodes do not", "[nic]") {
+    Node node = load_topology_file(gputopo_test::topology(
+        "hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml"));
+    PlanRequest req;
+    req.gpus = {0, 1, 2, 3};
+    req.ntasks = 4;
+    auto gid_var = [](const Node& n, const Plan& p) -> std::string {
+        for (const auto& v : task_env(n, p, 0, TaskEnvOptions())) {
+            if (v.name == "NCCL_IB_GID_INDEX") {
+                CHECK(v.user_wins);  // a user's own value is kept
+                return v.value;
+            }
+        }
+        return "";
+    };
+    CHECK(gid_var(node, make_plan(node, req)) == "");
+    FakeSysfs s;
+    for (auto [dev, bus] : {std::pair<const char*, const char*>{"mlx5_0", "0000:4d:00.0"},
+                            {"mlx5_1", "0000:4d:00.1"}, {"mlx5_2", "0000:5e:00.0"}, {"mlx5_3", "0000:da:00.0"}}) {
+        s.device(dev, bus, std::string("eth_") + dev);
+        roce_port(s, dev, "0000:0000:0000:0000:0000:ffff:0a00:0011");
+    }
+    merge_nic_state(node, read_nic_state(s.root()));
+    CHECK(gid_var(node, make_plan(node, req)) == "3");
 }
