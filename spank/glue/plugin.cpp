@@ -43,6 +43,11 @@ int option_callback(int, const char* optarg, int remote) {
             std::fputs(help_text().c_str(), stderr);
             return -1;
         }
+        if (!remote && o.strict && !st.config_ok) {
+            std::fprintf(stderr, "gputopo: --gpu-topo=%s: strict, but the plugin is not configured: %s\n",
+                         optarg, st.config_error.c_str());
+            return -1;
+        }
         st.user_options = o;
         return 0;
     } catch (const std::exception& e) {

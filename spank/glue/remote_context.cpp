@@ -129,6 +129,21 @@ int apply_mempolicy(const std::vector<int>& mems, std::string& why) {
     return 0;
 }
 
+// Slurm ignores a failing `optional` plugin, so `strict` ends the task itself:
+// this runs in the forked task, before exec, never in slurmstepd.
+[[noreturn]] void fail_task() {
+    std::fflush(stderr);
+    _exit(1);
+}
+
+// Batch script, extern and interactive steps carry ids from 0xfffffffa up:
+// they are not bound (their environment would leak into the steps inside).
+bool special_step(spank_t sp) {
+    uint32_t step = 0;
+    if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS) return false;
+    return step >= 0xfffffffaU;
+}
+
 }  // namespace
 
 int remote_init_post_opt(spank_t, int, char**) {
@@ -153,6 +168,7 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
     try {
         PluginState& st = state();
         if (!st.config_ok) return 0;  // logged by slurm_spank_init
+        if (special_step(sp)) return 0;
         try {
             st.effective = effective_options(sp, st);
         } catch (const std::exception& e) {
@@ -207,7 +223,8 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
                 std::fprintf(stderr, "gputopo: %s%s%s\n", where.c_str(), what.c_str(),
                              strict ? " (strict: the step fails)" : "; tasks run unbound");
             }
-            return strict ? -1 : 0;
+            if (strict) fail_task();
+            return 0;
         }
         TaskAction a = bind_task(st.node_name, st.node, st.plan, task, st.effective, st.inputs,
                                  [&](const std::string& n) { return job_getenv(sp, n.c_str()); }, st.cpus_on_host);
@@ -232,7 +249,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
                     std::fprintf(stderr, "gputopo: %s: islands: %s%s\n", st.node_name.c_str(),
                                  without_prefix(problem).c_str(),
                                  st.effective.strict ? " (strict: the step fails)" : "; no island variables");
-                if (st.effective.strict) return -1;
+                if (st.effective.strict) fail_task();
             }
         }
         for (const auto& v : a.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
@@ -256,7 +273,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
         if (failed && strict) {
             std::fprintf(stderr, "gputopo: %s task %d: %s (strict: the step fails)\n", st.node_name.c_str(), task,
                          why.c_str());
-            return -1;
+            fail_task();
         }
         if (auto t = job_getenv(sp, "GPUTOPO_DEBUG_TIMING"); t && *t == "1") {
             double us = micros_since(t0);
@@ -266,8 +283,9 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
         }
         return 0;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "gputopo: %s; task runs unbound\n", e.what());
-        return state().effective.strict ? -1 : 0;
+        std::fprintf(stderr, "gputopo: %s; task runs unbound\n", without_prefix(e.what()).c_str());
+        if (state().effective.strict) fail_task();
+        return 0;
     } catch (...) {
         return 0;
     }

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# srun launch time with gputopo.so against without it, on the same local
+# cluster (tests/cluster/harness.sh), interleaved in one run:
+#   srun -N4 -n32 -O --gpus-per-node=2 [--gpu-topo=closest] true
+# "without": plugstack.conf empty; "with": the plugin reading each node's
+# topology file and binding every task. Prints the medians, their ratio and the
+# per-task time spent in the plugin (its own clock, GPUTOPO_DEBUG_TIMING=1:
+# task_init + user_init's read-and-plan shared over the node's tasks).
+#   bench/bench_srun.sh [BUILD] [REPS]      (default: build 20)
+set -u
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build}
+reps=${2:-${GPUTOPO_BENCH_REPS:-20}}
+. "$src/tests/cluster/harness.sh"
+cluster_start "$build" || exit 1
+tmp=$CLUSTER_DIR/tmp
+
+one() {  # one LABEL SRUN-ARGS... ; appends the wall time in ms to $tmp/LABEL
+    local label=$1 t0 t1
+    shift
+    t0=$(date +%s%N)
+    srun -N4 -n32 -O --gpus-per-node=2 "$@" true > /dev/null 2>> "$tmp/$label.err" || echo "bench: srun failed ($label)" >&2
+    t1=$(date +%s%N)
+    echo $(( (t1 - t0) / 1000000 )) >> "$tmp/$label"
+}
+
+# Warm up both paths (page cache, slurmd connections).
+plugstack_set_line ""; one warm
+plugstack_default; one warm --gpu-topo=closest
+for i in $(seq 1 "$reps"); do
+    plugstack_set_line ""
+    one without
+    plugstack_default
+    GPUTOPO_DEBUG_TIMING=1 one with --gpu-topo=closest
+done
+
+python3 - "$tmp" "$reps" <<'PYEOF'
+import re, statistics, sys
+d, reps = sys.argv[1], int(sys.argv[2])
+w = [int(x) for x in open(d + "/with")]
+wo = [int(x) for x in open(d + "/without")]
+per_task = [float(m.group(1)) for m in re.finditer(r"plugin time ([0-9.]+) us", open(d + "/with.err").read())]
+print("srun -N4 -n32 launch, %d interleaved repetitions each (4 slurmd on one host)" % reps)
+print("  without gputopo.so: median %6.1f ms  mean %6.1f ms" % (statistics.median(wo), statistics.mean(wo)))
+print("  with    gputopo.so: median %6.1f ms  mean %6.1f ms" % (statistics.median(w), statistics.mean(w)))
+print("  ratio (with/without): median %.3f  mean %.3f   (target <= 1.02)" %
+      (statistics.median(w) / statistics.median(wo), statistics.mean(w) / statistics.mean(wo)))
+if per_task:
+    print("  plugin time per task: median %.1f us  max %.1f us over %d tasks   (target < 1000 us)" %
+          (statistics.median(per_task), max(per_task), len(per_task)))
+else:
+    print("  plugin time per task: no timing lines found")
+PYEOF
+cluster_stop
