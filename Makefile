@@ -147,6 +147,7 @@ demo: deps
 
 bench: all $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+	@for s in $(wildcard bench/*.sh); do echo "== $$s"; bash $$s $(BUILD) || exit 1; done
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SLURM_PLUGIN_DIR) \
