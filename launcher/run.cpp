@@ -148,7 +148,7 @@ int launcher_main(int argc, char** argv) {
                         opt.checkpoint_on_term ? "too" : "not",
                         opt.checkpoint_cmd.empty() ? "(none)" : ("'" + opt.checkpoint_cmd + "'").c_str(),
                         hook_ranks_name(opt.checkpoint_ranks),
-                        runs_command_hook(opt.checkpoint_ranks, rank, local_rank) ? " (this rank runs it)" : "",
+                        !opt.checkpoint_cmd.empty() && runs_command_hook(opt.checkpoint_ranks, rank, local_rank) ? " (this rank runs it)" : "",
                         sig ? signal_name(sig).c_str() : "(none)");
             if (opt.checkpoint_auto)
                 std::printf("periodic: %s\n", young_daly(opt.checkpoint_cost_s, opt.mtbf_per_node_s, nodes).explain().c_str());
