@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The plugin as `make install` puts it: exported symbols, installed files, the
+# plugstack.conf.d line with the real path, and the installed .so working in a job.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/harness.sh"
+cluster_ensure "${1:-build}" || { echo "not ok - plugin install: cluster"; exit 1; }
+fails=0
+result() {
+    if [ "$2" -eq 0 ]; then tap_ok "$1"; else tap_not_ok "$1" "$3"; fails=$((fails + 1)); fi
+}
+
+bad=$(nm -D --defined-only "$CLUSTER_PLUGIN" | awk '{print $3}' | grep -vE '^(plugin_[a-z_]+|slurm_spank_[a-z_]+|spank_plugin_version|spank_options)$')
+names=$(nm -D --defined-only "$CLUSTER_PLUGIN" | awk '{print $3}' | tr '\n' ' ')
+[ -z "$bad" ] && echo "$names" | grep -q plugin_name && echo "$names" | grep -q slurm_spank_task_init
+result "gputopo.so exports only plugin_*, slurm_spank_* and spank_* symbols" $? "unexpected: $bad"
+
+dest=$CLUSTER_DIR/tmp/destdir
+# -o all: install what is built, do not rebuild.
+make -s -C "$CLUSTER_SRC" -o all install BUILD="$CLUSTER_BUILD" DESTDIR="$dest" PREFIX=/usr/local > "$dest.log" 2>&1
+rc=$?
+so=$(find "$dest" -name gputopo.so | head -n 1)
+conf=$dest/etc/slurm/plugstack.conf.d/gputopo.conf
+[ "$rc" -eq 0 ] && [ -n "$so" ] && [ -x "$dest/usr/local/bin/gputopo" ] && [ -f "$dest/usr/local/share/man/man8/gputopo.8" ] &&
+    [ -f "$conf" ] && ! grep -q @PLUGIN@ "$conf" && grep -qE "^optional /.*/gputopo.so" "$conf"
+result "make install DESTDIR=: plugin, CLI, gputopo(8) and plugstack.conf.d/gputopo.conf with the plugin path" $? \
+    "rc=$rc so=$so $(tail -n 3 "$dest.log") $(cat "$conf" 2>/dev/null | grep -v '^#')"
+
+if [ -n "$so" ]; then
+    plugstack_set_line "optional $so topology=$CLUSTER_DIR/topo/%n.xml"
+    out=$(srun -w n1 -N1 -n2 --gpus-per-task=1 --gpu-topo=closest,verbose bash -c 'echo "T $GPUTOPO_CPUS $(grep Cpus_allowed_list /proc/self/status | cut -f2)"' 2>&1)
+    rc=$?
+    # Each task's planned CPUs are its real affinity.
+    [ "$rc" -eq 0 ] && [ "$(echo "$out" | awk '$1 == "T" && $2 == $3' | wc -l)" = 2 ] && [ "$(echo "$out" | grep -c '^gputopo: n1 task')" = 2 ]
+    result "the installed gputopo.so binds tasks" $? "rc=$rc $out"
+    plugstack_default
+fi
+rm -rf "$dest" "$dest.log"
+[ "$fails" -eq 0 ]
