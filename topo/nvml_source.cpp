@@ -30,10 +30,13 @@ const NvmlGpuInfo* NvmlSnapshot::find(const PciAddress& pci) const {
 namespace {
 
 // The loaded library and the symbols found in it; optional symbols may be null.
+// It stays loaded for the life of the process (RTLD_NODELETE): the driver's
+// library may leave threads or exit handlers behind after nvmlShutdown, and
+// unmapping it under them would crash the process at exit.
 class NvmlLibrary {
 public:
     explicit NvmlLibrary(const std::string& name) {
-        handle_ = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+        handle_ = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
         if (!handle_) {
             const char* e = dlerror();
             error_ = e ? e : "dlopen failed";
