@@ -299,3 +299,13 @@ TEST_CASE("islands: SLURM_TOPOLOGY_ADDR leaf and NVML cliques", "[islands]") {
     CHECK(nvml_clique_of(node, &why).empty());
     CHECK(why.find("different NVLink cliques") != std::string::npos);
 }
+
+#include "spank/plugstack_args.hpp"
+
+TEST_CASE("islands: plugstack.conf islands=PATH", "[islands]") {
+    spank::PluginConfig c = spank::parse_plugstack_args({"topology=/x/%n.xml", "islands=/etc/slurm/gputopo.conf"});
+    CHECK(c.islands == "/etc/slurm/gputopo.conf");
+    CHECK(spank::parse_plugstack_args({}).islands.empty());
+    CHECK_THROWS_WITH(spank::parse_plugstack_args({"islands=gputopo.conf"}), Catch::Contains("must be an absolute path"));
+    CHECK_THROWS_WITH(spank::parse_plugstack_args({"islands=/a", "islands=/b"}), Catch::Contains("given twice"));
+}
