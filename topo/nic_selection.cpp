@@ -64,6 +64,7 @@ std::vector<std::vector<std::string>> select_nics(const Node& node, const std::v
     struct Slot {
         size_t task, pos;
         std::vector<size_t> nearest;
+        int rank;  // distance class rank of the nearest NICs
     };
     std::vector<Slot> slots;
     std::vector<std::vector<size_t>> nearest_of(node.gpus.size());
@@ -76,25 +77,26 @@ std::vector<std::vector<std::string>> select_nics(const Node& node, const std::v
                 nearest_of[static_cast<size_t>(g)] = nearest_nics(node, g);
                 known[static_cast<size_t>(g)] = true;
             }
-            if (!nearest_of[static_cast<size_t>(g)].empty()) slots.push_back({t, p, nearest_of[static_cast<size_t>(g)]});
+            const auto& near = nearest_of[static_cast<size_t>(g)];
+            if (!near.empty()) slots.push_back({t, p, near, gpu_nic_path(node, g, near.front()).rank()});
         }
     std::stable_sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) {
         return std::make_tuple(a.nearest.size(), a.task, a.pos) < std::make_tuple(b.nearest.size(), b.task, b.pos);
     });
     std::vector<int> load(node.nics.size(), 0);
-    std::vector<std::vector<std::pair<size_t, size_t>>> picks(task_gpus.size());  // (pos, nic)
+    std::vector<std::vector<std::tuple<int, size_t, size_t>>> picks(task_gpus.size());  // (rank, pos, nic)
     for (const Slot& s : slots) {
         size_t best = s.nearest.front();
         for (size_t n : s.nearest)
             if (load[n] < load[best]) best = n;
         ++load[best];
-        picks[s.task].emplace_back(s.pos, best);
+        picks[s.task].emplace_back(s.rank, s.pos, best);
     }
     std::vector<std::vector<std::string>> out(task_gpus.size());
     for (size_t t = 0; t < task_gpus.size(); ++t) {
         std::sort(picks[t].begin(), picks[t].end());
         for (const auto& pk : picks[t]) {
-            const std::string& name = node.nics[pk.second].name;
+            const std::string& name = node.nics[std::get<2>(pk)].name;
             if (std::find(out[t].begin(), out[t].end(), name) == out[t].end()) out[t].push_back(name);
         }
     }

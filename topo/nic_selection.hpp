@@ -7,9 +7,10 @@
 // task is a slot; slots are served most constrained first (fewest nearest
 // NICs, then task order, then GPU order) and each takes the least loaded of
 // its GPU's nearest NICs (ties: PCI order, then name with numbers
-// compared as numbers: mlx5_9 before mlx5_10). So tasks whose GPUs have the same
-// nearest NICs are spread evenly over them. A task's NICs are its slots'
-// picks in GPU order, duplicates removed: the first belongs to its first GPU.
+// compared as numbers: mlx5_9 before mlx5_10). A task's NICs are its
+// slots' picks, nearest first (by the distance of each pick to its own GPU,
+// then GPU order), duplicates removed: so its first NIC is one of the NICs
+// nearest to any of its GPUs, and for one GPU, one nearest to that GPU.
 // node_nics: every usable RDMA NIC of the node, in that same order — the same list
 // for every task and every step on the node (NCCL_IB_HCA, NVIDIA/nccl#1478).
 #pragma once

@@ -36,10 +36,13 @@
 //    unknown locality and CPU-only steps: the allowed cores spread evenly.
 //    Cores local to no task stay unused. mems: the NUMA nodes of the CPUs.
 // NICs (nic_selection.hpp)
-//  * A task's first NIC is one of the usable RDMA NICs nearest to its first
-//    GPU; tasks with the same nearest NICs are spread evenly over them; a
-//    multi-GPU task also lists its other GPUs' picks. node_nics: every usable
-//    RDMA NIC of the node in PCI order, identical for every task and step.
+//  * Each GPU of each task picks one of the usable RDMA NICs nearest to it
+//    (smallest GPU-NIC distance class); GPUs with the same nearest NICs are
+//    spread evenly over them (least loaded first, ties in PCI order, ports of
+//    one card by name: mlx5_9 before mlx5_10). A task lists its GPUs' picks,
+//    nearest first, so its first NIC is nearest to (one of) its GPUs.
+//    node_nics: every usable RDMA NIC of the node in that same order,
+//    identical for every task and step (NCCL_IB_HCA, NVIDIA/nccl#1478).
 // Modes
 //  * none: task i gets the i-th block of the allocation as given (same
 //    sharing rules), no CPUs, mems or NICs, island -1; node_nics still

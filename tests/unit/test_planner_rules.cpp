@@ -362,6 +362,15 @@ TEST_CASE("rule 4: nearest usable NIC, spread evenly, node-wide list", "[planner
     CHECK(std::count(f.begin(), f.end(), "mlx5_0") == 2);
     CHECK(std::count(f.begin(), f.end(), "mlx5_1") == 2);
 
+    // A 2-GPU task whose second GPU has the nearer NIC lists that NIC first.
+    NodeBuilder c(1);
+    c.numa(0, 0, 2);
+    int hc = c.host_bridge(0);
+    int s1 = c.bridge(hc), s2 = c.bridge(hc);
+    c.gpu(s1, 0x10).gpu(s2, 0x20).nic(s2, 0x21, "mlx5_0").nic(c.host_bridge(0), 0x30, "mlx5_1");
+    Plan u = plan(c.build(), {0, 1}, 1);
+    CHECK(u.tasks[0].nics == std::vector<std::string>{"mlx5_0"});
+
     // No NICs: no NIC, a note, still a plan.
     Plan t = plan(two_socket_pcie(false), {0, 1}, 2);
     CHECK(t.tasks[0].nics.empty());
