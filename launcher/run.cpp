@@ -212,8 +212,15 @@ int launcher_main(int argc, char** argv) {
         sc.job_id = job_id;
         std::string et = env_str("SLURM_JOB_END_TIME");
         if (!et.empty()) sc.job_end_time = std::atof(et.c_str());
-        sc.end_time_query = [job_id]() { return query_job(job_id).end_time; };
-        sc.kill_wait_query = []() { return query_kill_wait(); };
+        // Only one rank per node (and the ranks running a command hook) asks
+        // slurmctld; KillWait comes from slurm.conf when it is readable.
+        bool may_query = !job_id.empty() && (local_rank == 0 || (!opt.checkpoint_cmd.empty() &&
+                                                                 runs_command_hook(opt.checkpoint_ranks, rank, local_rank)));
+        if (may_query) sc.end_time_query = [job_id]() { return query_job(job_id).end_time; };
+        sc.kill_wait_query = [may_query]() {
+            double kw = local_kill_wait();
+            return (kw < 0 && may_query) ? query_kill_wait() : kw;
+        };
         sc.affinity = affinity ? &*affinity : nullptr;
         sc.slurm_signals_all = !job_id.empty() && proctrack_signals_all(local_proctrack_type());
         sc.log = &log;
@@ -238,9 +245,25 @@ int launcher_main(int argc, char** argv) {
         log.write(e);
     }
     if (c.cls == FailureClass::Success) return status;
-    say("gputopo: rank " + std::to_string(rank) + " on " + node + ": " + failure_class_name(c.cls) + ": " + c.evidence);
+    // A time limit or a cancel ends every rank: one line per node is enough.
+    bool ending = c.cls == FailureClass::Timeout || c.cls == FailureClass::Preemption;
+    if (!ending || local_rank == 0 || opt.verbose)
+        say("gputopo: rank " + std::to_string(rank) + " on " + node + ": " + failure_class_name(c.cls) + ": " + c.evidence);
 
     if (!retryable(c.cls, opt)) return status;
+    // One leader per failure: only it asks slurmctld, decides and speaks
+    // (10,000 ranks failing at once must not mean 10,000 RPCs).
+    if (!job_id.empty()) {
+        std::string cluster = env_str("SLURM_CLUSTER_NAME");
+        std::string key = (cluster.empty() ? "" : cluster + ".") + job_id + "." + std::to_string(restart_count);
+        const char* tmp = std::getenv("TMPDIR");
+        std::string local_dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (tmp && *tmp ? tmp : "/tmp");
+        bool leader = claim_leadership(local_dir, key) && (opt.state_dir.empty() || claim_leadership(opt.state_dir, key));
+        if (!leader) {
+            log.write(Event("requeue_decision").add("action", "left_to_leader").add("message", "another rank handles this failure"));
+            return status;
+        }
+    }
     JobInfo info = job_id.empty() ? JobInfo{} : query_job(job_id);
     RequeueInputs ri;
     ri.in_batch_job = info.known && info.batch;
@@ -252,16 +275,6 @@ int launcher_main(int argc, char** argv) {
         say(d.message);
         log.write(Event("requeue_decision").add("action", requeue_action_name(d.action)).add("message", d.message));
         if (d.action == RequeueAction::BudgetExhausted) log.write(Event("final").add("message", d.message).add("exit_status", status));
-        return status;
-    }
-    // One leader per failure.
-    std::string cluster = env_str("SLURM_CLUSTER_NAME");
-    std::string key = (cluster.empty() ? "" : cluster + ".") + job_id + "." + std::to_string(restart_count);
-    const char* tmp = std::getenv("TMPDIR");
-    std::string local_dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (tmp && *tmp ? tmp : "/tmp");
-    bool leader = claim_leadership(local_dir, key) && (opt.state_dir.empty() || claim_leadership(opt.state_dir, key));
-    if (!leader) {
-        log.write(Event("requeue_decision").add("action", "left_to_leader").add("message", "another rank handles this failure"));
         return status;
     }
     RequeueResult rr = perform_requeue(job_id, d);

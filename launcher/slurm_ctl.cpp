@@ -170,14 +170,26 @@ std::string slurm_conf_value(const std::string& text, const std::string& key) {
     return "";
 }
 
-std::string local_proctrack_type() {
+namespace {
+std::string local_conf_value(const char* key) {
     const char* env = std::getenv("SLURM_CONF");
     std::string path = env && *env ? env : "/etc/slurm/slurm.conf";
     std::ifstream in(path);
     if (!in) return "";
     std::stringstream ss;
     ss << in.rdbuf();
-    return slurm_conf_value(ss.str(), "ProctrackType");
+    return slurm_conf_value(ss.str(), key);
+}
+}  // namespace
+
+std::string local_proctrack_type() { return local_conf_value("ProctrackType"); }
+
+double local_kill_wait() {
+    std::string v = local_conf_value("KillWait");
+    if (v.empty()) return -1;
+    for (char c : v)
+        if (c < '0' || c > '9') return -1;
+    return v.size() < 7 ? std::stod(v) : -1;
 }
 
 bool proctrack_signals_all(const std::string& t) {

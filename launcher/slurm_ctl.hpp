@@ -46,6 +46,8 @@ std::string local_proctrack_type();
 // True when Slurm signals every process of a step (proctrack/cgroup,
 // proctrack/linuxproc), so the program gets Slurm's signals directly.
 bool proctrack_signals_all(const std::string& proctrack_type);
+// KillWait (seconds) from the same slurm.conf; -1 unknown.
+double local_kill_wait();
 
 // Live queries (scontrol). Unknown on any failure.
 JobInfo query_job(const std::string& job_id);
