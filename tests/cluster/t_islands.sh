@@ -115,6 +115,47 @@ name="islands: mode closest sets no cross-node island variables"
 run_islands "$name" "$etc/gputopo-tree.conf" -- -N2 -n2 --ntasks-per-node=1 --gpus-per-node=1 --gpu-topo=closest &&
     if [ "$(awk '{print $4 "/" $5}' "$out.table" | sort -u)" = "unset/-1" ]; then tap_ok "$name"; else tap_not_ok "$name" "$(cat "$out.table")"; fi
 
+# gputopo-launch --rank-order=island: RANK follows GPUTOPO_RANK (set by the plugin), and
+# without the plugin the launcher computes it from --islands.
+launch_probe='echo "L ${SLURMD_NODENAME} ${RANK:-unset} ${GPUTOPO_RANK:-unset} ${SLURM_PROCID}"'
+check_launch() {
+    # every line: RANK equals the expected island rank of (node, procid) given as "node:procid:rank ..."
+    python3 - "$out" "$1" <<'EOF2'
+import sys
+want = {}
+for w in sys.argv[2].split():
+    n, p, r = w.split(":")
+    want[(n, p)] = r
+got = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f and f[0] == "L":
+        got[(f[1], f[4])] = f[2]
+sys.exit(0 if got == want else 1)
+EOF2
+}
+# override islands: rackA = n1,n3; rackB = n2,n4; one task per node: procid 0..3 on n1..n4.
+expected_launch="n1:0:0 n2:1:2 n3:2:1 n4:3:3"
+name="islands: gputopo-launch --rank-order=island sets RANK = GPUTOPO_RANK from the plugin"
+plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml islands=$etc/gputopo-override.conf"
+if timeout 120 srun -N4 -n4 --ntasks-per-node=1 --gpus-per-node=1 --gpu-topo=island \
+        "$CLUSTER_BUILD/gputopo-launch" --rank-order=island -- bash -c "$launch_probe" > "$out" 2> "$out.err" &&
+   check_launch "$expected_launch" && ! awk '$1 == "L" && $3 != $4 {bad=1} END {exit !bad}' "$out"; then
+    tap_ok "$name"
+else
+    tap_not_ok "$name" "$(grep '^L' "$out")" "$(head -n 3 "$out.err")"
+fi
+name="islands: gputopo-launch --rank-order=island --islands FILE without the plugin"
+plugstack_set_line ""
+if timeout 120 srun -N4 -n4 --ntasks-per-node=1 \
+        "$CLUSTER_BUILD/gputopo-launch" --gpu-topo=none --rank-order=island --islands "$etc/gputopo-override.conf" \
+        -- bash -c "$launch_probe" > "$out" 2> "$out.err" && check_launch "$expected_launch"; then
+    tap_ok "$name"
+else
+    tap_not_ok "$name" "$(grep '^L' "$out")" "$(head -n 3 "$out.err")"
+fi
+plugstack_default  # sbatch needs the plugin for --gpu-topo
+
 # job_submit.lua: as few switches as the job fits in (2 nodes per leaf here), bounded wait.
 switches_of() {
     local job
