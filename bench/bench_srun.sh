@@ -2,8 +2,8 @@
 # srun launch time with gputopo.so against without it, on the same local
 # cluster (tests/cluster/harness.sh), interleaved in one run:
 #   srun -N4 -n32 -O --gpus-per-node=2 [--gpu-topo=closest] true
-# "without": plugstack.conf empty; "with": the plugin reading each node's
-# topology file and binding every task. Prints the medians, their ratio and the
+# "without": plugstack.conf empty; "with": the plugin with cache=DIR reading
+# each node's topology through its warm snapshot and binding every task. Prints the medians, their ratio and the
 # per-task time spent in the plugin (its own clock, GPUTOPO_DEBUG_TIMING=1:
 # task_init + user_init's read-and-plan shared over the node's tasks).
 #   bench/bench_srun.sh [BUILD] [REPS]      (default: build 20)
@@ -25,12 +25,13 @@ one() {  # one LABEL SRUN-ARGS... ; appends the wall time in ms to $tmp/LABEL
 }
 
 # Warm up both paths (page cache, slurmd connections).
+with_plugin() { plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml cache=$CLUSTER_DIR/cache"; }
 plugstack_set_line ""; one warm
-plugstack_default; one warm --gpu-topo=closest
+with_plugin; one warm --gpu-topo=closest
 for i in $(seq 1 "$reps"); do
     plugstack_set_line ""
     one without
-    plugstack_default
+    with_plugin
     GPUTOPO_DEBUG_TIMING=1 one with --gpu-topo=closest
 done
 

@@ -10,7 +10,9 @@
 #include <sstream>
 
 #include "topo/errors.hpp"
+#include "node_snapshot.hpp"
 #include "topo/hwloc_source.hpp"
+#include "topo/topology_loader.hpp"
 
 namespace gputopo::spank {
 
@@ -85,13 +87,50 @@ void refresh_cache(const std::string& dir, const std::string& host) {
         throw TopologyError("gputopo: cannot create cache directory " + dir + ": " + std::strerror(errno));
     CacheStamp stamp = current_stamp();
     std::string xml = export_hwloc_live_xml();
+    Node node = read_hwloc_xml_buffer(xml, "live discovery of " + host);
     write_file_atomically(cache_xml_path(dir, host), xml);
+    write_file_atomically(dir + "/" + host + ".snap", write_node_snapshot(node));
     write_file_atomically(cache_meta_path(dir, host), stamp.to_text());
 }
 
 Node load_cached_topology(const std::string& dir, const std::string& host) {
     if (!cache_fresh(dir, host, current_stamp())) refresh_cache(dir, host);
+    const std::string snap = dir + "/" + host + ".snap";
+    std::string text = slurp(snap);
+    if (!text.empty()) {
+        try {
+            return read_node_snapshot(text, snap);
+        } catch (const TopologyError&) {
+            // an older format: fall back to the XML
+        }
+    }
     return read_hwloc_xml(cache_xml_path(dir, host));
+}
+
+Node load_topology_via_snapshot(const std::string& path, const std::string& dir) {
+    if (dir.empty()) return load_topology_file(path);
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) return load_topology_file(path);  // its own clear error
+    std::string flat = path;
+    for (char& c : flat)
+        if (c == '/') c = '_';
+    const std::string snap = dir + "/topo-" + flat + ".snap";
+    const std::string key = "source\t" + path + "\t" + std::to_string(st.st_size) + "\t" +
+                            std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "\n";
+    std::string text = slurp(snap);
+    if (text.compare(0, key.size(), key) == 0) {
+        try {
+            return read_node_snapshot(text.substr(key.size()), snap);
+        } catch (const TopologyError&) {
+        }
+    }
+    Node node = load_topology_file(path);
+    try {
+        write_file_atomically(snap, key + write_node_snapshot(node));
+    } catch (const std::exception&) {
+        // best effort
+    }
+    return node;
 }
 
 }  // namespace gputopo::spank

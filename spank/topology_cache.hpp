@@ -1,7 +1,8 @@
 // cache=DIR: live hwloc discovery (100s of ms) done once per node and kept as
 // hwloc XML, re-done when the cache is missing or stale (another boot id,
 // another NVIDIA driver version). Task launch only reads the cache.
-// Files: DIR/<host>.xml and DIR/<host>.meta ("boot_id=..\ndriver=..\n"),
+// Files: DIR/<host>.xml, DIR/<host>.snap (node_snapshot.hpp: what task
+// launch reads) and DIR/<host>.meta ("boot_id=..\ndriver=..\n"),
 // written atomically (temporary file + rename). DIR is admin-set.
 #pragma once
 
@@ -32,6 +33,13 @@ void refresh_cache(const std::string& dir, const std::string& host);
 // The node from the cache; discovers (and writes the cache) when it is missing
 // or stale. Throws TopologyError.
 Node load_cached_topology(const std::string& dir, const std::string& host);
+
+// A topology file (topology=) read through a snapshot kept in `dir`
+// (DIR/topo-<path with / as _>.snap, valid while the file's size and mtime
+// are unchanged): the XML is parsed once, later steps read the snapshot.
+// Writing the snapshot is best effort (the directory may not be writable by
+// the job's user). `dir` empty: the file is read directly.
+Node load_topology_via_snapshot(const std::string& path, const std::string& dir);
 
 // Writes `text` to `path` atomically. Throws TopologyError.
 void write_file_atomically(const std::string& path, const std::string& text);

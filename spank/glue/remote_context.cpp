@@ -83,7 +83,7 @@ Options effective_options(spank_t sp, PluginState& st) {
 
 Node read_topology(PluginState& st) {
     if (!st.config.topology.empty())
-        return load_topology_file(expand_path(st.config.topology, st.node_name, host_name()));
+        return load_topology_via_snapshot(expand_path(st.config.topology, st.node_name, host_name()), st.config.cache_dir);
     if (!st.config.cache_dir.empty()) return load_cached_topology(st.config.cache_dir, host_name());
     return discover_this_machine();
 }

@@ -53,6 +53,20 @@ case_srun "srun island across 2 nodes of one switch, NVIDIA and AMD, 4 tasks eac
 case_srun "srun closest across all 4 nodes, --gpus-per-node=2, 2 tasks per node" --mode closest --expect-tasks 8 -- \
     -N4 -n8 --ntasks-per-node=2 --gpus-per-node=2 --gpu-topo=closest
 
+# cache=DIR: the first step writes each topology's snapshot, the next ones read it.
+plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml cache=$CLUSTER_DIR/cache"
+case_srun "cache=: first step (snapshot written), n2+n1" --mode island --expect-tasks 4 -- \
+    -w n1,n2 -N2 -n4 --ntasks-per-node=2 --gpus-per-task=1 --gpu-topo=island
+case_srun "cache=: second step reads the snapshots and binds the same" --mode island --expect-tasks 4 -- \
+    -w n1,n2 -N2 -n4 --ntasks-per-node=2 --gpus-per-task=1 --gpu-topo=island
+name="cache=: one snapshot per topology file in the cache directory"
+if [ "$(ls "$CLUSTER_DIR"/cache/topo-*n1.xml.snap "$CLUSTER_DIR"/cache/topo-*n2.xml.snap 2>/dev/null | wc -l)" = 2 ]; then
+    tap_ok "$name"
+else
+    tap_not_ok "$name" "$(ls "$CLUSTER_DIR/cache")"; fails=$((fails + 1))
+fi
+plugstack_default
+
 # verbose: one line per task, in the documented form.
 name="verbose prints one binding line per task on the user's stderr"
 if timeout 60 srun -w n3 -N1 -n4 --gpus-per-task=1 --gpu-topo=island,verbose true > "$out" 2> "$out.err" &&

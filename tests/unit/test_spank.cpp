@@ -3,16 +3,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 
 #include "fixtures.hpp"
+#include "spank/node_snapshot.hpp"
 #include "spank/option_parser.hpp"
 #include "spank/plugstack_args.hpp"
 #include "spank/step_inputs.hpp"
 #include "spank/task_binding.hpp"
 #include "spank/topology_cache.hpp"
 #include "topo/errors.hpp"
+#include "topo/plan_format.hpp"
 #include "topo/planner.hpp"
 #include "topo/topology_loader.hpp"
 
@@ -207,4 +210,80 @@ TEST_CASE("topology cache: atomic write, freshness by boot id and driver", "[spa
     unlink(cache_xml_path(dir, "h").c_str());
     unlink(cache_meta_path(dir, "h").c_str());
     CHECK(rmdir(dir.c_str()) == 0);  // no temporary file was left behind
+}
+
+TEST_CASE("node snapshot round-trips every fixture: same text, same plans", "[spank]") {
+    int loaded = 0;
+    for (const char* sub : {"hwloc", "nccl"}) {
+        for (const auto& entry : std::filesystem::directory_iterator(gputopo_test::topologies_dir() + "/" + sub)) {
+            if (entry.path().extension() != ".xml") continue;
+            Node node;
+            try {
+                node = load_topology_file(entry.path().string());
+            } catch (const TopologyError&) {
+                continue;  // files that are not full topologies have their own tests
+            }
+            INFO(entry.path().string());
+            ++loaded;
+            std::string text = write_node_snapshot(node);
+            Node back = read_node_snapshot(text, "snapshot");
+            CHECK(write_node_snapshot(back) == text);
+            CHECK(back.gpus.size() == node.gpus.size());
+            CHECK(back.nics.size() == node.nics.size());
+            std::vector<int> all;
+            for (const auto& g : node.gpus) all.push_back(g.index);
+            for (Mode m : {Mode::Closest, Mode::Island}) {
+                PlanRequest r;
+                r.gpus = all;
+                r.ntasks = static_cast<int>(all.size());
+                r.mode = m;
+                CHECK(plan_json(make_plan(back, r), 0) == plan_json(make_plan(node, r), 0));
+            }
+        }
+    }
+    CHECK(loaded >= 20);
+    CHECK_THROWS_WITH(read_node_snapshot("hello\n", "x.snap"), Catch::Contains("x.snap is not a gputopo node snapshot"));
+    CHECK_THROWS_WITH(read_node_snapshot("gputopo-node-snapshot\t1\nnode\t%0\t%0\t0-3\n", "t.snap"),
+                      Catch::Contains("truncated"));
+}
+
+TEST_CASE("topology file read through a snapshot: written once, reused, refreshed when the file changes", "[spank]") {
+    char tmpl[] = "/tmp/gputopo-snap-test.XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    std::string dir = tmpl;
+    std::string src = gputopo_test::topology("nccl/oci-BM.GPU.H100.8_8xH100-SXM5_8xCX7-dualport_2xXeon8480+_nccl-dump.xml");
+    std::string copy = dir + "/n2.xml";
+    {
+        std::ifstream i(src, std::ios::binary);
+        std::ofstream o(copy, std::ios::binary);
+        o << i.rdbuf();
+    }
+    Node direct = load_topology_file(copy);
+    Node first = load_topology_via_snapshot(copy, dir);
+    std::string flat = copy;
+    for (char& c : flat)
+        if (c == '/') c = '_';
+    std::string snap = dir + "/topo-" + flat + ".snap";
+    REQUIRE(access(snap.c_str(), R_OK) == 0);
+    CHECK(write_node_snapshot(first) == write_node_snapshot(direct));
+    // A planted snapshot with the right key is what is read (proves reuse).
+    std::ifstream sf(snap);
+    std::string key;
+    std::getline(sf, key);
+    {
+        std::ofstream o(snap, std::ios::trunc);
+        Node tiny;
+        tiny.hostname = "from-snapshot";
+        o << key << "\n" << write_node_snapshot(tiny);
+    }
+    CHECK(load_topology_via_snapshot(copy, dir).hostname == "from-snapshot");
+    // Touching the file (new mtime) invalidates the snapshot.
+    {
+        std::ofstream o(copy, std::ios::app);
+        o << "\n";
+    }
+    CHECK(load_topology_via_snapshot(copy, dir).gpus.size() == direct.gpus.size());
+    unlink(snap.c_str());
+    unlink(copy.c_str());
+    CHECK(rmdir(dir.c_str()) == 0);
 }
