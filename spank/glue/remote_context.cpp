@@ -146,14 +146,31 @@ bool special_step(spank_t sp) {
 
 }  // namespace
 
-int remote_init_post_opt(spank_t, int, char**) {
+// Runs as root, before privileges are dropped for user_init: the only place
+// the admin-set cache directory can be written. With cache= and no topology=,
+// refresh a stale live-discovery cache; with both, read the topology file
+// through its snapshot (writing it when missing or stale) for user_init.
+int remote_init_post_opt(spank_t sp, int, char**) {
     PluginState& st = state();
-    if (!st.config_ok || st.config.cache_dir.empty() || !st.config.topology.empty()) return 0;
+    if (!st.config_ok || st.config.cache_dir.empty()) return 0;
     try {
-        const std::string host = host_name();
-        if (!cache_fresh(st.config.cache_dir, host, current_stamp())) refresh_cache(st.config.cache_dir, host);
-    } catch (const std::exception& e) {
-        slurm_error("%s", e.what());
+        if (special_step(sp)) return 0;
+        if (st.config.topology.empty()) {
+            const std::string host = host_name();
+            if (!cache_fresh(st.config.cache_dir, host, current_stamp())) refresh_cache(st.config.cache_dir, host);
+            return 0;
+        }
+        if (effective_options(sp, st).mode == Mode::None) return 0;
+        uint32_t node_id = 0;
+        if (spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS) node_id = 0;
+        const std::string node = slurm_node_name([&](const std::string& n) { return job_getenv(sp, n.c_str()); },
+                                                 static_cast<int>(node_id), host_name());
+        st.preloaded_node = load_topology_via_snapshot(expand_path(st.config.topology, node, host_name()),
+                                                       st.config.cache_dir);
+        st.preloaded_for = node;
+    } catch (const std::exception&) {
+        // user_init reads the topology again and reports the problem to the user.
+        st.preloaded_node.reset();
     }
     return 0;
 }
@@ -185,7 +202,10 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
             uint32_t ntasks = 1;
             if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS) ntasks = 1;
             st.local_tasks = static_cast<int>(ntasks);
-            st.node = read_topology(st);
+            if (st.preloaded_node && st.preloaded_for == st.node_name)
+                st.node = std::move(*st.preloaded_node);
+            else
+                st.node = read_topology(st);
             const CpuSet host = online_cpus();
             st.cpus_on_host = topology_cpus_on_host(st.node, host);
             st.plan = make_plan(st.node, plan_request(st.inputs, st.local_tasks, st.effective.mode,

@@ -27,6 +27,8 @@ struct PluginState {
     std::string user_option_error;
 
     // slurmstepd, filled by user_init (before the tasks fork):
+    std::optional<Node> preloaded_node;  // read by init_post_opt (root) through the cache
+    std::string preloaded_for;           // the node name it was read for
     bool planned = false;                // a plan exists for this node's step
     Options effective;                   // user's options, else the job's, else default=
     std::string node_name;
