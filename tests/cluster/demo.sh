@@ -11,8 +11,8 @@ cluster_start "$build" || exit 1
 show() {  # show TITLE SRUN-ARGS...
     echo
     echo "== $1"
-    echo "\$ srun $*" | sed "s|$here/||"
     shift
+    echo "\$ srun $*"
     srun "$@" 2>&1 | grep '^gputopo:' | sort -t' ' -k2,2 -k4,4n
 }
 
