@@ -225,7 +225,6 @@ private:
             me = static_cast<int>(node_.pci.size());
             node_.pci.push_back(p);
             pci_objs_.push_back(o);
-            pci_index_[o] = me;
         }
         for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling) walk_io(c, me);
     }
@@ -283,7 +282,7 @@ private:
             if (is_gpu_function(p.class_id, p.vendor_id, p.device_id, compute) || owns_gpu_memory)
                 add_gpus(static_cast<int>(i), o, osdevs);
             else
-                add_nics(static_cast<int>(i), o, osdevs);
+                add_nics(static_cast<int>(i), osdevs);
         }
     }
 
@@ -353,7 +352,7 @@ private:
     // these XML exports carry. A PCI function with netdevs and no RDMA device
     // is kept as a NIC with rdma=false (the plan never uses it for GPU
     // traffic, but it can name NCCL_SOCKET_IFNAME candidates).
-    void add_nics(int pci_idx, hwloc_obj_t o, const std::vector<hwloc_obj_t>& osdevs) {
+    void add_nics(int pci_idx, const std::vector<hwloc_obj_t>& osdevs) {
         std::vector<hwloc_obj_t> rdma, net;
         bool slingshot = node_.pci[static_cast<size_t>(pci_idx)].vendor_id == 0x17db;
         for (hwloc_obj_t os : osdevs) {
@@ -365,7 +364,6 @@ private:
             }
         }
         if (rdma.empty() && net.empty()) return;
-        (void)o;
         const PciObject& p = node_.pci[static_cast<size_t>(pci_idx)];
         auto base = [&]() {
             Nic n;
@@ -405,7 +403,6 @@ private:
     hwloc_topology_t topo_;
     Node& node_;
     std::vector<hwloc_obj_t> pci_objs_;                 // parallel to node_.pci
-    std::unordered_map<hwloc_obj_t, int> pci_index_;
     std::unordered_map<hwloc_obj_t, int> gpu_of_obj_;   // OS devices / PCI functions -> GPU position
     std::vector<std::string> gpu_model_;                // by GPU position
     std::map<std::string, uint64_t> gpu_memory_;        // GPU PCI bus id -> bytes of its memory NUMA node
