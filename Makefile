@@ -55,6 +55,9 @@ SPANK_CORE_SRC  := $(wildcard spank/*.cpp)
 SPANK_GLUE_SRC  := $(wildcard spank/glue/*.cpp)
 LAUNCH_MAIN_SRC := $(wildcard launcher/main.cpp)
 LAUNCH_CORE_SRC := $(filter-out launcher/main.cpp,$(wildcard launcher/*.cpp))
+# launcher/topology/*.cpp -> gputopo-launch-topology.so (the topology readers, dlopen'ed by the
+# launcher only when it binds a task itself, so gputopo-launch does not load hwloc/libxml2/ICU)
+LAUNCH_TOPO_SRC := $(wildcard launcher/topology/*.cpp)
 UNIT_SRC        := $(wildcard tests/unit/*.cpp)
 FAKE_NVML_SRC   := $(wildcard tests/fakes/nvml/*.cpp)
 BENCH_SRC       := $(wildcard bench/*.cpp)
@@ -73,6 +76,8 @@ BENCHES   := $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(BENCH_SRC))
 
 TARGETS := $(LIB) $(if $(CLI_SRC),$(CLI)) $(if $(SPANK_GLUE_SRC),$(PLUGIN)) \
            $(if $(LAUNCH_MAIN_SRC),$(LAUNCHER)) $(if $(FAKE_NVML_SRC),$(FAKE_NVML))
+LAUNCH_TOPO := $(BUILD)/gputopo-launch-topology.so
+TARGETS += $(if $(LAUNCH_TOPO_SRC),$(LAUNCH_TOPO))
 
 .PHONY: all check check-unit check-cluster demo bench install deps clean unit-tests
 all: $(TARGETS)
@@ -104,11 +109,14 @@ $(PLUGIN): $(call obj,$(SPANK_GLUE_SRC)) $(SPANK_LIB) $(LIB) spank/exports.map
 $(LAUNCHER): $(call obj,$(LAUNCH_MAIN_SRC)) $(LAUNCH_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(LAUNCH_TOPO): $(call obj,$(LAUNCH_TOPO_SRC)) $(LIB)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
+
 $(FAKE_NVML): $(call obj,$(FAKE_NVML_SRC)) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $^ $(LDLIBS)
 
-$(UNIT): $(call obj,$(UNIT_SRC)) $(SPANK_LIB) $(LAUNCH_LIB) $(LIB)
+$(UNIT): $(call obj,$(UNIT_SRC)) $(call obj,$(LAUNCH_TOPO_SRC)) $(SPANK_LIB) $(LAUNCH_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(LIB)
@@ -155,6 +163,7 @@ install: all
 	    $(DESTDIR)/etc/slurm/plugstack.conf.d
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/gputopo
 	$(if $(wildcard $(LAUNCHER)),install -m 0755 $(LAUNCHER) $(DESTDIR)$(PREFIX)/bin/gputopo-launch)
+	$(if $(wildcard $(LAUNCH_TOPO)),install -D -m 0755 $(LAUNCH_TOPO) $(DESTDIR)$(PREFIX)/lib/gputopo/gputopo-launch-topology.so)
 	$(if $(wildcard $(PLUGIN)),install -m 0755 $(PLUGIN) $(DESTDIR)$(SLURM_PLUGIN_DIR)/gputopo.so)
 	for m in $(wildcard man/*.1); do install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/; done
 	for m in $(wildcard man/*.5); do install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man5/; done

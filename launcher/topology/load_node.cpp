@@ -1,0 +1,17 @@
+#include "load_node.hpp"
+
+#include <exception>
+
+#include "topo/topology_loader.hpp"
+
+extern "C" int gputopo_launch_load_node(const char* path, gputopo::Node* node, std::string* error) {
+    try {
+        *node = (path && *path) ? gputopo::load_topology_file(path) : gputopo::discover_this_machine();
+        return 0;
+    } catch (const std::exception& e) {
+        if (error) *error = e.what();
+    } catch (...) {
+        if (error) *error = "gputopo: unknown error while reading the topology";
+    }
+    return 1;
+}
