@@ -111,11 +111,11 @@ void IslandMap::add(const std::string& name, const Hostlist& nodes, IslandSource
     uint32_t o = static_cast<uint32_t>(origins_.size() - 1);
     Layer& layer = layers_[static_cast<int>(source)];
     for (const HostRange& r : nodes.ranges()) insert(layer, static_cast<uint32_t>(id), r, o);
-    sealed_ = false;
+    state_.sealed = false;
 }
 
 void IslandMap::seal() const {
-    if (sealed_) return;
+    if (state_.sealed) return;
     for (Layer& layer : layers_) {
         for (auto& [key, list] : layer.numeric) {
             auto by_lo = [](const Interval& x, const Interval& y) { return x.lo < y.lo; };
@@ -141,11 +141,11 @@ void IslandMap::seal() const {
             list.swap(merged);
         }
     }
-    sealed_ = true;
+    state_.sealed = true;
     // Unique across all maps, so a cache keyed by (map, generation) never
     // mistakes a new map at a reused address for an old one.
     static std::atomic<uint64_t> counter{0};
-    generation_ = ++counter;
+    state_.generation = ++counter;
 }
 
 size_t IslandMap::find_key(const std::string& key, uint64_t value, bool literal, int* layer_out) const {
@@ -193,10 +193,10 @@ size_t IslandMap::find_range_host(const HostRange& range, uint64_t number, int* 
     if (!range.single && layer_out == nullptr) {
         seal();
         int nd = decimal_digits(number);
-        if (cache.map != this || cache.generation != generation_ || cache.width != range.width ||
+        if (cache.map != this || cache.generation != state_.generation || cache.width != range.width ||
             cache.digits != nd || cache.prefix != range.prefix) {
             cache.map = this;
-            cache.generation = generation_;
+            cache.generation = state_.generation;
             cache.prefix = range.prefix;
             cache.width = range.width;
             cache.digits = nd;

@@ -87,8 +87,21 @@ private:
     std::vector<std::string> origins_;
     std::unordered_map<std::string, size_t> by_name_;
     mutable Layer layers_[kIslandSourceCount];
-    mutable bool sealed_ = true;
-    mutable uint64_t generation_ = 0;  // changes whenever the lookup tables do
+    // Sealed state and a stamp unique to these lookup tables (find() caches
+    // pointers into them per thread). A copied or assigned map is unsealed,
+    // so its next lookup reseals it under a new stamp.
+    struct SealState {
+        bool sealed = true;
+        uint64_t generation = 0;
+        SealState() = default;
+        SealState(const SealState&) : sealed(false) {}
+        SealState& operator=(const SealState&) {
+            sealed = false;
+            generation = 0;
+            return *this;
+        }
+    };
+    mutable SealState state_;
 };
 
 }  // namespace gputopo

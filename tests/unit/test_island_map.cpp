@@ -309,3 +309,20 @@ TEST_CASE("islands: plugstack.conf islands=PATH", "[islands]") {
     CHECK_THROWS_WITH(spank::parse_plugstack_args({"islands=gputopo.conf"}), Catch::Contains("must be an absolute path"));
     CHECK_THROWS_WITH(spank::parse_plugstack_args({"islands=/a", "islands=/b"}), Catch::Contains("given twice"));
 }
+
+TEST_CASE("islands: copied and reassigned maps answer from their own tables", "[islands]") {
+    IslandMap a;
+    parse_island_conf("Island=x Nodes=n[1-4]\nIsland=y Nodes=n[5-8]\n", "g.conf", a, nullptr);
+    Hostlist h = Hostlist::parse("n[1-8]");
+    const HostRange& r = h.ranges().front();
+    CHECK(a.island(a.find(r, 2)).name == "x");  // warms the lookup cache
+    IslandMap b = a;
+    a = IslandMap();
+    CHECK(a.find(r, 2) == IslandMap::npos);
+    a = b;
+    b = IslandMap();
+    CHECK(a.island(a.find(r, 2)).name == "x");
+    CHECK(a.island(a.find(r, 7)).name == "y");
+    IslandMap c = std::move(a);
+    CHECK(c.island(c.find(r, 6)).name == "y");
+}
