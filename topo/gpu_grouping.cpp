@@ -64,7 +64,8 @@ constexpr long long kInf64 = std::numeric_limits<long long>::max() / 4;
 
 struct Entry {
     int worst = -1;          // phase 1: minimal worst of the rest; -1 unknown
-    long long cost = -1;     // phase 2: minimal cost of the rest; -1 unknown, kInf64 infeasible
+    long long cost = -1;     // phase 2: the rest's minimal cost when exact, else a lower bound (-1: none)
+    bool exact = false;
     uint32_t choice = 0;     // phase 2: the group chosen here (bit mask of positions)
     int8_t kind = -1;
 };
@@ -77,31 +78,36 @@ public:
         dims_ = kinds_.size() > 1 ? kinds_[0].count + 1 : 1;
         size_t states = (size_t{1} << n_) * static_cast<size_t>(dims_);
         if (states <= (size_t{1} << 18)) flat_.assign(states, Entry{});
-        // Lower bound of the rest's cost: every GPU pays at least half the sum
-        // of its (s-1) cheapest pairs, s the smallest group size (0 when some
-        // groups are free).
-        int smin = 1 << 30;
-        bool any_free = false;
-        for (const auto& gk : kinds_) {
-            smin = std::min(smin, gk.size);
-            any_free = any_free || !gk.costed;
+        // For the lower bound of the rest's cost: every GPU's partners, cheapest first.
+        order_.assign(static_cast<size_t>(n_), {});
+        for (int i = 0; i < n_; ++i) {
+            auto& o = order_[static_cast<size_t>(i)];
+            for (int j = 0; j < n_; ++j)
+                if (j != i) o.push_back(j);
+            std::stable_sort(o.begin(), o.end(), [&](int x, int y) { return pair_cost(i, x) < pair_cost(i, y); });
         }
-        half_min_.assign(static_cast<size_t>(n_), 0);
-        if (!any_free)
-            for (int i = 0; i < n_; ++i) {
-                std::vector<long long> c;
-                for (int j = 0; j < n_; ++j)
-                    if (j != i) c.push_back(pair_cost(i, j));
-                std::sort(c.begin(), c.end());
-                long long m = 0;
-                for (int x = 0; x < smin - 1 && x < static_cast<int>(c.size()); ++x) m += c[static_cast<size_t>(x)];
-                half_min_[static_cast<size_t>(i)] = m;  // halved when summed
-            }
+        // ... and a cheaper, weaker one: cheapest pairs among all GPUs.
+        all_mask_a_.assign(kinds_.size(), std::vector<long long>(static_cast<size_t>(n_), 0));
+        for (size_t kind = 0; kind < kinds_.size(); ++kind)
+            for (int i = 0; i < n_; ++i)
+                all_mask_a_[kind][static_cast<size_t>(i)] = cheapest(i, full_, kind);
     }
 
-    std::vector<std::vector<int>> solve() {
+    // incumbent: any valid partition (costed groups, positions) to bound the
+    // search; empty when none.
+    std::vector<std::vector<int>> solve(const std::vector<std::vector<int>>& incumbent) {
         limit_ = solve_worst(0, 0);
-        solve_cost(0, 0);
+        if (limit_ >= kInf) return {};
+        long long budget = kInf64;
+        long long inc_cost = 0;
+        bool inc_ok = !incumbent.empty();
+        for (const auto& g : incumbent) {
+            GroupScore sc = score_positions(k_, g);
+            if (sc.worst > limit_) inc_ok = false;
+            inc_cost += sc.sum * kScale + sc.pci;
+        }
+        if (inc_ok) budget = inc_cost + 1;  // the optimum is at most the incumbent
+        solve_cost(0, 0, budget);
         std::vector<std::vector<int>> groups;
         uint32_t mask = 0;
         int used1 = 0;
@@ -123,11 +129,54 @@ public:
 private:
     long long pair_cost(int i, int j) const { return k_.r(i, j) * kScale + k_.p(i, j); }
 
-    long long lower_bound(uint32_t rest_mask) const {
-        long long lb = 0;
-        for (int i = 0; i < n_; ++i)
-            if (rest_mask & (1u << i)) lb += half_min_[static_cast<size_t>(i)];
-        return lb / 2;
+    // Sum of the (size-1) cheapest pairs of position i among `among` (0 for a free kind).
+    long long cheapest(int i, uint32_t among, size_t kind) const {
+        long long sum = 0;
+        int need = kinds_[kind].costed ? kinds_[kind].size - 1 : 0;
+        for (int j : order_[static_cast<size_t>(i)]) {
+            if (need == 0) break;
+            if (!(among & (1u << j))) continue;
+            sum += pair_cost(i, j);
+            --need;
+        }
+        return sum;
+    }
+
+    // A lower bound of the cost of placing rest_mask (used1: kind-0 groups
+    // placed): a GPU in a costed group of size s pays at least half the sum of
+    // its s-1 cheapest pairs (among the rest when `tight`, else among all);
+    // 0 in a free group. The two group kinds are filled in the cheapest way
+    // (a two-type assignment).
+    long long lower_bound(uint32_t rest_mask, int used1, bool tight) const {
+        long long a[2][32];
+        int nr = 0;
+        for (int i = 0; i < n_; ++i) {
+            if (!(rest_mask & (1u << i))) continue;
+            for (size_t kind = 0; kind < kinds_.size(); ++kind)
+                a[kind][nr] = tight ? cheapest(i, rest_mask, kind) : all_mask_a_[kind][static_cast<size_t>(i)];
+            ++nr;
+        }
+        long long base = 0;
+        if (kinds_.size() == 1) {
+            for (int x = 0; x < nr; ++x) base += a[0][x];
+            return base / 2;
+        }
+        int rem0 = remaining(0, full_ & ~rest_mask, used1);
+        long long diffs[32];
+        for (int x = 0; x < nr; ++x) {
+            base += a[1][x];
+            diffs[x] = a[0][x] - a[1][x];
+        }
+        int take = std::min(nr, rem0 * kinds_[0].size);
+        std::nth_element(diffs, diffs + take, diffs + nr);
+        for (int x = 0; x < take; ++x) base += diffs[x];
+        return base / 2;
+    }
+
+    int groups_left(uint32_t placed, int used1) const {
+        int g = 0;
+        for (size_t kind = 0; kind < kinds_.size(); ++kind) g += remaining(kind, placed, used1);
+        return g;
     }
 
     Entry& entry(uint32_t mask, int used1) {
@@ -211,42 +260,50 @@ private:
     // whose worst <= limit_. A candidate group whose cost plus a lower bound of
     // the rest cannot beat the best found so far is not followed: the value
     // stays exact, and the first best in lexicographic order is kept.
-    long long solve_cost(uint32_t mask, int used1) {
+    long long solve_cost(uint32_t mask, int used1, long long budget) {
         if (mask == full_) return 0;
         {
             Entry& e = entry(mask, used1);
-            if (e.cost >= 0) return e.cost;
+            if (e.exact) return e.cost;
+            if (e.cost >= budget) return e.cost;  // known: nothing below budget here
         }
         int first = __builtin_ctz(~mask & full_);
-        long long best = kInf64;
+        long long best = budget;
+        bool found = false;
         uint32_t choice = 0;
         int8_t best_kind = -1;
         for (size_t kind = 0; kind < kinds_.size(); ++kind) {
             if (remaining(kind, mask, used1) <= 0) continue;
             const GroupKind& gk = kinds_[kind];
+            const int next_used1 = used1 + (kind == 0 && dims_ > 1 ? 1 : 0);
             enumerate(
                 mask, first, gk.size, gk.costed,
-                [&](const GroupScore& t) {
-                    return t.worst > limit_ || (best < kInf64 && t.sum * kScale + t.pci >= best);
-                },
+                [&](const GroupScore& t) { return t.worst > limit_ || t.sum * kScale + t.pci >= best; },
                 [&](uint32_t g, const GroupScore& s) {
                     long long own = s.sum * kScale + s.pci;
                     uint32_t rest_mask = full_ & ~(mask | g);
-                    if (best < kInf64 && own + lower_bound(rest_mask) >= best) return;
-                    long long rest = solve_cost(mask | g, used1 + (kind == 0 && dims_ > 1 ? 1 : 0));
-                    if (rest >= kInf64) return;
+                    if (own + lower_bound(rest_mask, next_used1, false) >= best) return;
+                    if (groups_left(mask | g, next_used1) > 1 && own + lower_bound(rest_mask, next_used1, true) >= best)
+                        return;
+                    long long rest = solve_cost(mask | g, next_used1, best - own);
                     if (own + rest < best) {
                         best = own + rest;
+                        found = true;
                         choice = g;
                         best_kind = static_cast<int8_t>(kind);
                     }
                 });
         }
         Entry& e = entry(mask, used1);
-        e.cost = best;
-        e.choice = choice;
-        e.kind = best_kind;
-        return best;
+        if (found) {
+            e.exact = true;
+            e.cost = best;
+            e.choice = choice;
+            e.kind = best_kind;
+            return best;
+        }
+        e.cost = std::max(e.cost, budget);  // the rest costs at least `budget`
+        return budget;
     }
 
     const Ranks& k_;
@@ -255,7 +312,8 @@ private:
     uint32_t full_ = 0;
     int dims_ = 1;
     int limit_ = 0;
-    std::vector<long long> half_min_;
+    std::vector<std::vector<int>> order_;  // per position: the others, cheapest pair first
+    std::vector<std::vector<long long>> all_mask_a_;  // per kind, per position: cheapest(i, all)
     std::vector<Entry> flat_;
     std::unordered_map<size_t, Entry> map_;
 };
@@ -456,10 +514,8 @@ std::vector<std::vector<int>> group_gpus(const Node& node, const std::vector<int
         }
     } else {
         Ranks k = compute_ranks(node, gpus);
-        if (static_cast<int>(gpus.size()) <= kExactLimit)
-            positions = ExactGrouping(k, kinds).solve();
-        else
-            positions = heuristic(node, gpus, k, kinds);
+        positions = heuristic(node, gpus, k, kinds);
+        if (static_cast<int>(gpus.size()) <= kExactLimit) positions = ExactGrouping(k, kinds).solve(positions);
     }
 
     std::vector<std::vector<int>> out;
