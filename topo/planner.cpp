@@ -9,8 +9,9 @@
 //  * The allocation is split into groups, one per task, as close as the
 //    allocation permits: minimal worst pair inside any group, then minimal
 //    sum over all pairs inside groups, then (tie-break) the PCIe-only
-//    distance, then the lowest GPU indices. Exact up to 16 allocated GPUs;
-//    above that a deterministic swap-improved heuristic (gpu_grouping.hpp).
+//    distance (so equally linked GPUs on one switch / NUMA node go together),
+//    then the lowest GPU indices. Exact up to 16 allocated GPUs; above that a
+//    deterministic swap-improved heuristic (gpu_grouping.hpp).
 //  * GPUs per task: --gpus-per-task when given, else allocated / tasks.
 //      - tasks divide the allocation: every GPU is used exactly once;
 //      - no per-task count and the tasks do not divide the GPUs: every GPU is
