@@ -32,6 +32,7 @@ struct Options {
 
     // Framework env.
     std::string rank_order = "slurm";      // slurm | island: RANK = SLURM_PROCID or GPUTOPO_RANK (launcher/island_rank.hpp)
+    std::string nccl_topo_file;            // --nccl-topo-file PATH (%n node, %h host, %j job id): write and export NCCL_TOPO_FILE
     std::string islands;                   // gputopo.conf for island ranks when the plugin did not set them
     int master_port_min = 20000;
     int master_port_max = 29999;

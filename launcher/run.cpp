@@ -14,6 +14,7 @@
 #include "hooks.hpp"
 #include "island_rank.hpp"
 #include "nccl_env.hpp"
+#include "nccl_topo_file.hpp"
 #include "options.hpp"
 #include "requeue.hpp"
 #include "slurm_ctl.hpp"
@@ -113,6 +114,26 @@ int launcher_main(int argc, char** argv) {
     affinity = b.cpus;
     for (auto& v : b.env) wanted.push_back(v);
     for (auto& v : ir.env) wanted.push_back(v);
+    if (!opt.nccl_topo_file.empty()) {
+        char hostname[256] = {0};
+        gethostname(hostname, sizeof hostname - 1);
+        std::string pattern = opt.nccl_topo_file;
+        for (size_t at = pattern.find("%j"); at != std::string::npos; at = pattern.find("%j", at + job_id.size()))
+            pattern.replace(at, 2, job_id);
+        const std::string path = expand_topology_path(pattern, node, hostname);
+        std::string note;
+        try {
+            Node topo_node = load_node(opt.topology.empty() ? "" : expand_topology_path(opt.topology, node, hostname));
+            NcclTopoFileOutcome nt = nccl_topo_file_env(path, topo_node, real_getenv);
+            if (nt.var) wanted.push_back(*nt.var);
+            note = nt.note;
+        } catch (const std::exception& e) {
+            std::string what = e.what();
+            if (what.rfind("gputopo: ", 0) == 0) what = what.substr(9);
+            note = "warning: cannot read the topology for --nccl-topo-file (" + what + "); NCCL_TOPO_FILE not set";
+        }
+        if (local_rank == 0 || opt.verbose) say("gputopo: " + note);
+    }
     for (auto& v : nccl_socket_env(list_interfaces())) wanted.push_back(v);
     wanted.push_back({"GPUTOPO_NO_REQUEUE_EXIT", std::to_string(opt.no_requeue_code), false});
     ResolvedEnv env = keep_user_values(wanted, real_getenv);

@@ -12,6 +12,7 @@
 #include "topo/errors.hpp"
 #include "node_snapshot.hpp"
 #include "topo/hwloc_source.hpp"
+#include "topo/source_merge.hpp"
 #include "topo/topology_loader.hpp"
 
 namespace gputopo::spank {
@@ -88,6 +89,9 @@ void refresh_cache(const std::string& dir, const std::string& host) {
     CacheStamp stamp = current_stamp();
     std::string xml = export_hwloc_live_xml();
     Node node = read_hwloc_xml_buffer(xml, "live discovery of " + host);
+    // NVML (NVLinks, NVSwitches, fabric cliques) and NIC port state refine
+    // hwloc's view once, here; tasks read only the snapshot.
+    apply_live_sources(node, LiveSources());
     write_file_atomically(cache_xml_path(dir, host), xml);
     write_file_atomically(dir + "/" + host + ".snap", write_node_snapshot(node));
     write_file_atomically(cache_meta_path(dir, host), stamp.to_text());

@@ -2,11 +2,12 @@
 
 #include <exception>
 
+#include "topo/source_merge.hpp"
 #include "topo/topology_loader.hpp"
 
 extern "C" int gputopo_launch_load_node(const char* path, gputopo::Node* node, std::string* error) {
     try {
-        *node = (path && *path) ? gputopo::load_topology_file(path) : gputopo::discover_this_machine();
+        *node = (path && *path) ? gputopo::load_topology_file(path) : gputopo::discover_live();
         return 0;
     } catch (const std::exception& e) {
         if (error) *error = e.what();

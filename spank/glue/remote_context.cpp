@@ -26,6 +26,7 @@ extern "C" {
 #include "topo/island_sources.hpp"
 #include "topo/planner.hpp"
 #include "topo/step_islands.hpp"
+#include "topo/source_merge.hpp"
 #include "topo/topology_loader.hpp"
 
 namespace gputopo::spank {
@@ -85,7 +86,7 @@ Node read_topology(PluginState& st) {
     if (!st.config.topology.empty())
         return load_topology_via_snapshot(expand_path(st.config.topology, st.node_name, host_name()), st.config.cache_dir);
     if (!st.config.cache_dir.empty()) return load_cached_topology(st.config.cache_dir, host_name());
-    return discover_this_machine();
+    return discover_live();
 }
 
 int apply_affinity(const CpuSet& cpus, std::string& why) {
