@@ -9,6 +9,7 @@
 
 #include "distance.hpp"
 #include "nic_selection.hpp"
+#include "text_table.hpp"
 
 namespace gputopo {
 
@@ -194,19 +195,11 @@ std::vector<NicFallback> nic_fallbacks(const Node& node) {
     return out;
 }
 
-namespace {
-std::string join(const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
-    return s;
-}
-}  // namespace
-
 std::string describe(const NicFallback& f) {
     std::string s = "GPU " + std::to_string(f.gpu) + ": nearest NIC" + (f.lost.size() > 1 ? "s " : " ") +
-                    join(f.lost) + " (" + f.lost_path + ") " + (f.lost.size() > 1 ? "are" : "is") + " down; ";
+                    join(f.lost, ",") + " (" + f.lost_path + ") " + (f.lost.size() > 1 ? "are" : "is") + " down; ";
     if (f.fallback.empty()) return s + "no usable RDMA NIC left";
-    return s + "falling back to " + join(f.fallback) + " (" + f.fallback_path + ")";
+    return s + "falling back to " + join(f.fallback, ",") + " (" + f.fallback_path + ")";
 }
 
 }  // namespace gputopo

@@ -2,20 +2,12 @@
 
 #include <algorithm>
 
+#include "cpuset.hpp"
 #include "text_table.hpp"
 
 namespace gputopo {
 
 namespace {
-
-std::string join(const std::vector<std::string>& items, const char* sep) {
-    std::string out;
-    for (const auto& s : items) {
-        if (!out.empty()) out += sep;
-        out += s;
-    }
-    return out;
-}
 
 std::vector<std::string> pci_strings(const std::vector<PciAddress>& v) {
     std::vector<std::string> out;
@@ -26,21 +18,9 @@ std::vector<std::string> pci_strings(const std::vector<PciAddress>& v) {
 }  // namespace
 
 std::string index_list(const std::vector<int>& values) {
-    std::vector<int> v;
-    for (int x : values)
-        if (x >= 0) v.push_back(x);
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-    std::string out;
-    for (size_t i = 0; i < v.size();) {
-        size_t j = i;
-        while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
-        if (!out.empty()) out += ',';
-        out += std::to_string(v[i]);
-        if (j > i) out += '-' + std::to_string(v[j]);
-        i = j + 1;
-    }
-    return out;
+    CpuSet set;  // the same list syntax as a cpulist: "0-3,8"
+    for (int x : values) set.set(x);  // negative values are ignored
+    return set.to_list();
 }
 
 void write_plan_json(JsonWriter& w, const Plan& plan) {

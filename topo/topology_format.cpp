@@ -11,15 +11,6 @@ namespace gputopo {
 
 namespace {
 
-std::string join(const std::vector<std::string>& items, const char* sep) {
-    std::string out;
-    for (const auto& s : items) {
-        if (!out.empty()) out += sep;
-        out += s;
-    }
-    return out;
-}
-
 // Sources without a PCI location for a NIC (NCCL's socket NICs) leave the
 // address zero and no PCI object.
 bool nic_has_pci(const Nic& n) { return n.pci_object >= 0 || n.pci != PciAddress{}; }
