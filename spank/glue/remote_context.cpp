@@ -24,6 +24,7 @@ extern "C" {
 #include "spank/topology_cache.hpp"
 #include "topo/errors.hpp"
 #include "topo/island_sources.hpp"
+#include "topo/nic_state.hpp"
 #include "topo/planner.hpp"
 #include "topo/step_islands.hpp"
 #include "topo/source_merge.hpp"
@@ -285,6 +286,9 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
             }
         }
         if (st.effective.verbose) {
+            if (task == 0)  // once per node: GPUs whose nearest NIC is down, and what they use instead
+                for (const auto& f : nic_fallbacks(st.node))
+                    std::fprintf(stderr, "gputopo: %s: %s\n", st.node_name.c_str(), describe(f).c_str());
             std::string line = a.verbose_line;
             if (why != a.skip_reason) line += " (" + why + ")";
             std::fprintf(stderr, "%s\n", line.c_str());

@@ -1,5 +1,6 @@
 #include "input.hpp"
 
+#include "topo/nic_state.hpp"
 #include "topo/source_merge.hpp"
 #include "topo/topology_loader.hpp"
 
@@ -15,7 +16,11 @@ Node load_node(const ParsedArgs& args) {
     if (args.has("--topology")) {
         const std::string path = args.get("--topology");
         if (path.empty()) throw UsageError("empty value for --topology (expected a topology file)");
-        return load_topology_file(path);
+        Node node = load_topology_file(path);
+        // A file's port states count too: say which GPUs lost their nearest
+        // NIC, as live discovery does (topo/source_merge.cpp).
+        for (const auto& f : nic_fallbacks(node)) node.warnings.push_back(describe(f));
+        return node;
     }
     return discover_live();  // hwloc refined by NVML and NIC port state (topo/source_merge.hpp)
 }
