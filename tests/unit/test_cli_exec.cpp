@@ -13,78 +13,16 @@
 #include <sstream>
 
 #include "fixtures.hpp"
+#include "cli_runner.hpp"
 #include "json_parse.hpp"
 
 using gputopo_test::JsonParser;
 using gputopo_test::JsonValue;
+using gputopo_test::cli_or_skip;
+using gputopo_test::run_cli;
+using gputopo_test::slurp;
 
 namespace {
-
-struct Result {
-    int rc = -1;
-    std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::ostringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
-// `live`: the command discovers this machine with hwloc. hwloc's PCI plugin
-// (libpciaccess) leaks a few allocations and is dlclose()d before exit, so
-// LeakSanitizer cannot name (or be told to suppress) it; for such runs of a
-// sanitizer build only leak detection is turned off (ASan/UBSan stay on).
-Result run_cli(const std::string& cli, const std::vector<std::string>& args, bool live = false) {
-    char out_path[] = "/tmp/gputopo-cli-out-XXXXXX";
-    char err_path[] = "/tmp/gputopo-cli-err-XXXXXX";
-    int out_fd = mkstemp(out_path);
-    int err_fd = mkstemp(err_path);
-    REQUIRE(out_fd >= 0);
-    REQUIRE(err_fd >= 0);
-    std::vector<std::string> argv_s{cli};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(&a[0]);
-    argv.push_back(nullptr);
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        dup2(out_fd, 1);
-        dup2(err_fd, 2);
-        if (live) {
-            const char* asan = std::getenv("ASAN_OPTIONS");
-            std::string opts = std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "detect_leaks=0";
-            setenv("ASAN_OPTIONS", opts.c_str(), 1);
-        }
-        execv(cli.c_str(), argv.data());
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    close(out_fd);
-    close(err_fd);
-    Result r;
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(out_path);
-    r.err = slurp(err_path);
-    unlink(out_path);
-    unlink(err_path);
-    return r;
-}
-
-// The binary under test, or "" when GPUTOPO_CLI is unset (skip).
-std::string cli_or_skip() {
-    const char* cli = std::getenv("GPUTOPO_CLI");
-    if (!cli || !*cli) {
-        WARN("GPUTOPO_CLI is not set: skipping the end-to-end CLI test (tests/run_tests.sh sets it)");
-        return "";
-    }
-    INFO("GPUTOPO_CLI=" << cli);
-    REQUIRE(access(cli, X_OK) == 0);
-    return cli;
-}
 
 int count_lines(const std::string& s) {
     int n = 0;
@@ -100,7 +38,7 @@ TEST_CASE("gputopo plan --format json on a fixture: every GPU once, the document
     const std::string cli = cli_or_skip();
     if (cli.empty()) return;
     const std::string topo = gputopo_test::topology(kH200);
-    Result r = run_cli(cli, {"plan", "--topology", topo, "--gpus", "0-7", "--ntasks", "4", "--mode", "island",
+    gputopo_test::CliResult r = run_cli(cli, {"plan", "--topology", topo, "--gpus", "0-7", "--ntasks", "4", "--mode", "island",
                              "--format", "json"});
     INFO(r.err);
     REQUIRE(r.rc == 0);
@@ -134,7 +72,7 @@ TEST_CASE("gputopo plan --format json on a fixture: every GPU once, the document
 TEST_CASE("gputopo plan table: one line per task", "[cli]") {
     const std::string cli = cli_or_skip();
     if (cli.empty()) return;
-    Result r = run_cli(cli, {"plan", "--topology", gputopo_test::topology(kH200), "--gpus", "0,2,5", "--ntasks", "3"});
+    gputopo_test::CliResult r = run_cli(cli, {"plan", "--topology", gputopo_test::topology(kH200), "--gpus", "0,2,5", "--ntasks", "3"});
     INFO(r.err);
     REQUIRE(r.rc == 0);
     CHECK(r.out.rfind("mode: closest", 0) == 0);
@@ -148,13 +86,13 @@ TEST_CASE("gputopo show on a fixture: table and JSON", "[cli]") {
     const std::string cli = cli_or_skip();
     if (cli.empty()) return;
     const std::string topo = gputopo_test::topology(kH200);
-    Result t = run_cli(cli, {"show", "--topology", topo});
+    gputopo_test::CliResult t = run_cli(cli, {"show", "--topology", topo});
     INFO(t.err);
     REQUIRE(t.rc == 0);
     CHECK(t.out.find("\tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\t") != std::string::npos);
     CHECK(t.out.find("\nGPU7\t") != std::string::npos);
     CHECK(t.out.find("Legend:") != std::string::npos);
-    Result j = run_cli(cli, {"show", "--topology", topo, "--format", "json"});
+    gputopo_test::CliResult j = run_cli(cli, {"show", "--topology", topo, "--format", "json"});
     REQUIRE(j.rc == 0);
     JsonValue v = JsonParser::parse(j.out);
     CHECK(v["gpus"].arr.size() == 8);         // 8 <gpu> elements in the file
@@ -166,7 +104,7 @@ TEST_CASE("gputopo show on a fixture: table and JSON", "[cli]") {
 TEST_CASE("gputopo show without --topology describes this machine (no GPUs is not an error)", "[cli]") {
     const std::string cli = cli_or_skip();
     if (cli.empty()) return;
-    Result r = run_cli(cli, {"show"}, true);
+    gputopo_test::CliResult r = run_cli(cli, {"show"}, true);
     INFO(r.err);
     REQUIRE(r.rc == 0);
     CHECK((r.out.find("No GPUs found") != std::string::npos || r.out.find("\tGPU0") != std::string::npos));
@@ -177,20 +115,20 @@ TEST_CASE("gputopo help, --help and --version", "[cli]") {
     const std::string cli = cli_or_skip();
     if (cli.empty()) return;
     for (auto args : {std::vector<std::string>{"--help"}, {"help"}}) {
-        Result r = run_cli(cli, args);
+        gputopo_test::CliResult r = run_cli(cli, args);
         CHECK(r.rc == 0);
         CHECK(r.out.find("show") != std::string::npos);
         CHECK(r.out.find("plan") != std::string::npos);
     }
-    Result p = run_cli(cli, {"plan", "--help"});
+    gputopo_test::CliResult p = run_cli(cli, {"plan", "--help"});
     CHECK(p.rc == 0);
     for (const char* opt : {"--topology", "--gpus", "--ntasks", "--gpus-per-task", "--cpus", "--mode", "--format"})
         CHECK(p.out.find(opt) != std::string::npos);
     CHECK(run_cli(cli, {"help", "show"}).out.find("--format") != std::string::npos);
-    Result v = run_cli(cli, {"--version"});
+    gputopo_test::CliResult v = run_cli(cli, {"--version"});
     CHECK(v.rc == 0);
     CHECK(v.out.rfind("gputopo ", 0) == 0);
-    Result none = run_cli(cli, {});
+    gputopo_test::CliResult none = run_cli(cli, {});
     CHECK(none.rc == 2);
     CHECK(none.err.find("usage:") != std::string::npos);
 }
@@ -225,7 +163,7 @@ TEST_CASE("gputopo bad command lines: one message naming the bad word and the ch
         std::string cmd;
         for (const auto& a : c.args) cmd += a + " ";
         INFO("gputopo " << cmd);
-        Result r = run_cli(cli, c.args);
+        gputopo_test::CliResult r = run_cli(cli, c.args);
         INFO("stderr: " << r.err);
         CHECK(r.rc == 2);
         CHECK(r.out.empty());
@@ -248,7 +186,7 @@ TEST_CASE("gputopo unusable topology files: one message naming the file, exit 1"
     for (const std::string& file : {missing, not_xml}) {
         for (const char* cmd : {"show", "plan"}) {
             INFO(cmd << " " << file);
-            Result r = run_cli(cli, {cmd, "--topology", file});
+            gputopo_test::CliResult r = run_cli(cli, {cmd, "--topology", file});
             INFO("stderr: " << r.err);
             CHECK(r.rc == 1);
             CHECK(r.out.empty());
