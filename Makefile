@@ -9,8 +9,9 @@
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #
 # Sources are found by directory:
-#   topo/*.cpp        -> libgputopo.a (pure model, readers, planner)
-#   topo/cli/*.cpp    -> gputopo (CLI)
+#   topo/*/*.cpp      -> libgputopo.a (core model, sources, planner, fabric, output; no Slurm)
+#   step/*.cpp        -> libgputopo-step.a: the step binding shared by the plugin and the launcher
+#   cli/*.cpp         -> gputopo (CLI)
 #   spank/*.cpp       -> Slurm-free plugin logic (linked into tests too)
 #   spank/glue/*.cpp  -> the SPANK entry points (include <slurm/spank.h>)
 #   launcher/*.cpp    -> gputopo-launch (launcher/main.cpp holds main())
@@ -52,8 +53,9 @@ SLURM_PLUGIN_DIR ?= $(shell pkg-config --variable=libdir slurm 2>/dev/null | sed
                       (test -d /usr/lib/x86_64-linux-gnu/slurm-wlm && echo /usr/lib/x86_64-linux-gnu/slurm-wlm) || \
                       echo $(PREFIX)/lib/slurm)
 
-TOPO_SRC        := $(wildcard topo/*.cpp)
-CLI_SRC         := $(wildcard topo/cli/*.cpp)
+TOPO_SRC        := $(wildcard topo/*.cpp topo/*/*.cpp)
+STEP_SRC        := $(wildcard step/*.cpp)
+CLI_SRC         := $(wildcard cli/*.cpp)
 SPANK_CORE_SRC  := $(wildcard spank/*.cpp)
 SPANK_GLUE_SRC  := $(wildcard spank/glue/*.cpp)
 LAUNCH_MAIN_SRC := $(wildcard launcher/main.cpp)
@@ -69,6 +71,7 @@ obj = $(patsubst %.cpp,$(BUILD)/obj/%.o,$(1))
 
 LIB       := $(BUILD)/libgputopo.a
 SPANK_LIB := $(BUILD)/libgputopo-spank.a
+STEP_LIB  := $(BUILD)/libgputopo-step.a
 LAUNCH_LIB:= $(BUILD)/libgputopo-launch.a
 CLI       := $(BUILD)/gputopo
 PLUGIN    := $(BUILD)/gputopo.so
@@ -93,6 +96,10 @@ $(LIB): $(call obj,$(TOPO_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+$(STEP_LIB): $(call obj,$(STEP_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
 $(SPANK_LIB): $(call obj,$(SPANK_CORE_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
@@ -101,15 +108,15 @@ $(LAUNCH_LIB): $(call obj,$(LAUNCH_CORE_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(CLI): $(call obj,$(CLI_SRC)) $(LAUNCH_LIB) $(LIB)
+$(CLI): $(call obj,$(CLI_SRC)) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The plugin exports only plugin_*, slurm_spank_* and spank_options.
-$(PLUGIN): $(call obj,$(SPANK_GLUE_SRC)) $(SPANK_LIB) $(LIB) spank/exports.map
+$(PLUGIN): $(call obj,$(SPANK_GLUE_SRC)) $(SPANK_LIB) $(STEP_LIB) $(LIB) spank/exports.map
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -Wl,--version-script=spank/exports.map \
-	    -o $@ $(call obj,$(SPANK_GLUE_SRC)) $(SPANK_LIB) $(LIB) $(LDLIBS)
+	    -o $@ $(call obj,$(SPANK_GLUE_SRC)) $(SPANK_LIB) $(STEP_LIB) $(LIB) $(LDLIBS)
 
-$(LAUNCHER): $(call obj,$(LAUNCH_MAIN_SRC)) $(LAUNCH_LIB) $(LIB)
+$(LAUNCHER): $(call obj,$(LAUNCH_MAIN_SRC)) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(LAUNCH_TOPO): $(call obj,$(LAUNCH_TOPO_SRC)) $(LIB)
@@ -119,10 +126,10 @@ $(FAKE_NVML): $(call obj,$(FAKE_NVML_SRC)) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $^ $(LDLIBS)
 
-$(UNIT): $(call obj,$(UNIT_SRC)) $(call obj,$(LAUNCH_TOPO_SRC)) $(SPANK_LIB) $(LAUNCH_LIB) $(LIB)
+$(UNIT): $(call obj,$(UNIT_SRC)) $(call obj,$(LAUNCH_TOPO_SRC)) $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(LIB)
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "topo/hostlist.hpp"
-#include "topo/island_map.hpp"
-#include "topo/rank_order.hpp"
+#include "topo/fabric/hostlist.hpp"
+#include "topo/fabric/island_map.hpp"
+#include "topo/fabric/rank_order.hpp"
 
 using namespace gputopo;
 

@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "topo/island_sources.hpp"
-#include "topo/rank_order.hpp"
+#include "topo/fabric/island_sources.hpp"
+#include "topo/fabric/rank_order.hpp"
 
 using namespace gputopo;
 

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "topo/errors.hpp"
-#include "topo/planner.hpp"
-#include "topo/topology_loader.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/plan/planner.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo;
 using Clock = std::chrono::steady_clock;

@@ -1,4 +1,4 @@
-#include "binding.hpp"
+#include "launcher/binding.hpp"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -9,9 +9,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "framework_env.hpp"
-#include "topo/env_names.hpp"
-#include "topo/errors.hpp"
+#include "launcher/framework_env.hpp"
+#include "topo/core/env_names.hpp"
+#include "topo/core/errors.hpp"
 #include "launcher/topology/load_node.hpp"
 
 namespace gputopo::launch {

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "options.hpp"
-#include "topo/cpuset.hpp"
-#include "topo/model.hpp"
-#include "topo/planner.hpp"
-#include "topo/task_env.hpp"
+#include "launcher/options.hpp"
+#include "topo/core/cpuset.hpp"
+#include "topo/core/model.hpp"
+#include "topo/plan/planner.hpp"
+#include "topo/plan/task_env.hpp"
 
 namespace gputopo::launch {
 

@@ -1,4 +1,4 @@
-#include "child.hpp"
+#include "launcher/child.hpp"
 
 #include <fcntl.h>
 #include <sched.h>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "topo/cpuset.hpp"
+#include "topo/core/cpuset.hpp"
 
 namespace gputopo::launch {
 

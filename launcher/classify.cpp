@@ -1,9 +1,9 @@
-#include "classify.hpp"
+#include "launcher/classify.hpp"
 
 #include <algorithm>
 #include <cctype>
 
-#include "options.hpp"
+#include "launcher/options.hpp"
 
 namespace gputopo::launch {
 

@@ -1,4 +1,4 @@
-#include "events.hpp"
+#include "launcher/events.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "topo/json_writer.hpp"
+#include "topo/output/json_writer.hpp"
 
 namespace gputopo::launch {
 

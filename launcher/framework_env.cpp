@@ -1,8 +1,8 @@
-#include "framework_env.hpp"
+#include "launcher/framework_env.hpp"
 
-#include "topo/env_names.hpp"
-#include "topo/errors.hpp"
-#include "topo/hostlist.hpp"
+#include "topo/core/env_names.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/fabric/hostlist.hpp"
 
 namespace gputopo::launch {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "options.hpp"
-#include "topo/task_env.hpp"
+#include "launcher/options.hpp"
+#include "topo/plan/task_env.hpp"
 
 namespace gputopo::launch {
 

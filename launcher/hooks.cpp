@@ -1,4 +1,4 @@
-#include "hooks.hpp"
+#include "launcher/hooks.hpp"
 
 #include <cmath>
 #include <cstdio>

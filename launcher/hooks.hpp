@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "options.hpp"
+#include "launcher/options.hpp"
 
 namespace gputopo::launch {
 

@@ -1,8 +1,8 @@
-#include "island_rank.hpp"
+#include "launcher/island_rank.hpp"
 
-#include "topo/env_names.hpp"
-#include "topo/island_sources.hpp"
-#include "topo/step_islands.hpp"
+#include "topo/core/env_names.hpp"
+#include "topo/fabric/island_sources.hpp"
+#include "topo/fabric/step_islands.hpp"
 
 namespace gputopo::launch {
 

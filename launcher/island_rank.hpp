@@ -1,5 +1,5 @@
 // --rank-order=island: RANK follows GPUTOPO_RANK, the island-ordered rank
-// (topo/rank_order.hpp). The SPANK plugin sets GPUTOPO_RANK for
+// (topo/fabric/rank_order.hpp). The SPANK plugin sets GPUTOPO_RANK for
 // --gpu-topo=island steps when plugstack.conf has islands=; without the
 // plugin the launcher computes the island variables itself from
 // --islands FILE (gputopo.conf) and the step's SLURM_* variables, with tasks
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "options.hpp"
-#include "topo/task_env.hpp"
+#include "launcher/options.hpp"
+#include "topo/plan/task_env.hpp"
 
 namespace gputopo::launch {
 

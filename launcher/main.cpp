@@ -2,7 +2,7 @@
 #include <exception>
 #include <cstdio>
 
-#include "run.hpp"
+#include "launcher/run.hpp"
 
 int main(int argc, char** argv) {
     try {

@@ -1,4 +1,4 @@
-#include "nccl_env.hpp"
+#include "launcher/nccl_env.hpp"
 
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "topo/env_names.hpp"
+#include "topo/core/env_names.hpp"
 
 namespace gputopo::launch {
 

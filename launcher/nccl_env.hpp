@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "topo/task_env.hpp"
+#include "topo/plan/task_env.hpp"
 
 namespace gputopo::launch {
 

@@ -2,8 +2,8 @@
 
 #include <exception>
 
-#include "topo/env_names.hpp"
-#include "topo/nccl_topo_writer.hpp"
+#include "topo/core/env_names.hpp"
+#include "topo/output/nccl_topo_writer.hpp"
 
 namespace gputopo::launch {
 

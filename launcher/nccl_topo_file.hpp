@@ -8,8 +8,8 @@
 #include <string>
 
 #include "launcher/options.hpp"
-#include "topo/model.hpp"
-#include "topo/task_env.hpp"
+#include "topo/core/model.hpp"
+#include "topo/plan/task_env.hpp"
 
 namespace gputopo::launch {
 

@@ -1,11 +1,11 @@
-#include "options.hpp"
+#include "launcher/options.hpp"
 
 #include <csignal>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
-#include "topo/errors.hpp"
+#include "topo/core/errors.hpp"
 
 namespace gputopo::launch {
 

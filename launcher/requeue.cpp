@@ -1,4 +1,4 @@
-#include "requeue.hpp"
+#include "launcher/requeue.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <ctime>
 #include <sstream>
 
-#include "slurm_ctl.hpp"
+#include "launcher/slurm_ctl.hpp"
 
 namespace gputopo::launch {
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "classify.hpp"
-#include "options.hpp"
+#include "launcher/classify.hpp"
+#include "launcher/options.hpp"
 
 namespace gputopo::launch {
 

@@ -1,4 +1,4 @@
-#include "run.hpp"
+#include "launcher/run.hpp"
 
 #include <unistd.h>
 
@@ -7,20 +7,20 @@
 #include <iostream>
 #include <sstream>
 
-#include "binding.hpp"
-#include "classify.hpp"
-#include "events.hpp"
-#include "framework_env.hpp"
-#include "hooks.hpp"
-#include "island_rank.hpp"
-#include "nccl_env.hpp"
-#include "nccl_topo_file.hpp"
-#include "options.hpp"
-#include "requeue.hpp"
-#include "slurm_ctl.hpp"
-#include "supervisor.hpp"
-#include "topo/errors.hpp"
-#include "topo/version.hpp"
+#include "launcher/binding.hpp"
+#include "launcher/classify.hpp"
+#include "launcher/events.hpp"
+#include "launcher/framework_env.hpp"
+#include "launcher/hooks.hpp"
+#include "launcher/island_rank.hpp"
+#include "launcher/nccl_env.hpp"
+#include "launcher/nccl_topo_file.hpp"
+#include "launcher/options.hpp"
+#include "launcher/requeue.hpp"
+#include "launcher/slurm_ctl.hpp"
+#include "launcher/supervisor.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/core/version.hpp"
 
 namespace gputopo::launch {
 

@@ -1,4 +1,4 @@
-#include "slurm_ctl.hpp"
+#include "launcher/slurm_ctl.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "supervisor.hpp"
+#include "launcher/supervisor.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,7 +14,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "child.hpp"
+#include "launcher/child.hpp"
 
 namespace gputopo::launch {
 

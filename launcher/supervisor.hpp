@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "classify.hpp"
-#include "events.hpp"
-#include "hooks.hpp"
-#include "options.hpp"
-#include "topo/cpuset.hpp"
+#include "launcher/classify.hpp"
+#include "launcher/events.hpp"
+#include "launcher/hooks.hpp"
+#include "launcher/options.hpp"
+#include "topo/core/cpuset.hpp"
 
 namespace gputopo::launch {
 

@@ -1,6 +1,6 @@
-#include "plugstack_args.hpp"
+#include "spank/plugstack_args.hpp"
 
-#include "topo/errors.hpp"
+#include "topo/core/errors.hpp"
 
 namespace gputopo::spank {
 

@@ -7,7 +7,7 @@
 //                         %n = Slurm node name, %h = host name, %% = %
 //   cache=DIR             where live discovery is cached (see topology_cache.hpp)
 //   islands=PATH          gputopo.conf: islands across nodes for --gpu-topo=island
-//                         (topo/island_sources.hpp, man gputopo.conf(5))
+//                         (topo/fabric/island_sources.hpp, man gputopo.conf(5))
 // Paths must be absolute: they are the only files opened as root, and they come
 // from the administrator, never from a user.
 #pragma once
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "option_parser.hpp"
+#include "step/option_parser.hpp"
 
 namespace gputopo::spank {
 

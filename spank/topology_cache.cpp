@@ -1,4 +1,4 @@
-#include "topology_cache.hpp"
+#include "spank/topology_cache.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,11 +9,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "topo/errors.hpp"
-#include "node_snapshot.hpp"
-#include "topo/hwloc_source.hpp"
-#include "topo/source_merge.hpp"
-#include "topo/topology_loader.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/sources/node_snapshot.hpp"
+#include "topo/sources/hwloc_source.hpp"
+#include "topo/sources/source_merge.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 namespace gputopo::spank {
 

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "topo/model.hpp"
+#include "topo/core/model.hpp"
 
 namespace gputopo::spank {
 

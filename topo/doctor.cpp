@@ -1,12 +1,12 @@
-#include "doctor.hpp"
+#include "topo/doctor.hpp"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "json_writer.hpp"
-#include "nic_state.hpp"
-#include "topology_loader.hpp"
+#include "topo/output/json_writer.hpp"
+#include "topo/sources/nic_state.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 namespace gputopo {
 

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "model.hpp"
-#include "nvml_source.hpp"
-#include "source_merge.hpp"
+#include "topo/core/model.hpp"
+#include "topo/sources/nvml_source.hpp"
+#include "topo/sources/source_merge.hpp"
 
 namespace gputopo {
 

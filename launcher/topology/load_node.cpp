@@ -1,9 +1,9 @@
-#include "load_node.hpp"
+#include "launcher/topology/load_node.hpp"
 
 #include <exception>
 
-#include "topo/source_merge.hpp"
-#include "topo/topology_loader.hpp"
+#include "topo/sources/source_merge.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 extern "C" int gputopo_launch_load_node(const char* path, gputopo::Node* node, std::string* error) {
     try {

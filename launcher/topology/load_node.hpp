@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "topo/model.hpp"
+#include "topo/core/model.hpp"
 
 extern "C" {
 // Reads `path` (hwloc or NCCL XML), or discovers this machine when path is

@@ -14,7 +14,7 @@ extern "C" {
 
 #include "spank/glue/state.hpp"
 #include "spank/topology_cache.hpp"
-#include "topo/errors.hpp"
+#include "topo/core/errors.hpp"
 
 // SPANK_PLUGIN() gives these internal linkage in C++; define them by hand.
 extern "C" {

@@ -20,15 +20,15 @@ extern "C" {
 #include <fstream>
 
 #include "spank/glue/state.hpp"
-#include "spank/task_binding.hpp"
+#include "step/task_binding.hpp"
 #include "spank/topology_cache.hpp"
-#include "topo/errors.hpp"
-#include "topo/island_sources.hpp"
-#include "topo/nic_state.hpp"
-#include "topo/planner.hpp"
-#include "topo/step_islands.hpp"
-#include "topo/source_merge.hpp"
-#include "topo/topology_loader.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/fabric/island_sources.hpp"
+#include "topo/sources/nic_state.hpp"
+#include "topo/plan/planner.hpp"
+#include "topo/fabric/step_islands.hpp"
+#include "topo/sources/source_merge.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 namespace gputopo::spank {
 

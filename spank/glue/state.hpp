@@ -10,12 +10,12 @@ extern "C" {
 #include <string>
 #include <vector>
 
-#include "spank/option_parser.hpp"
+#include "step/option_parser.hpp"
 #include "spank/plugstack_args.hpp"
-#include "spank/step_inputs.hpp"
-#include "topo/island_map.hpp"
-#include "topo/model.hpp"
-#include "topo/planner.hpp"
+#include "step/step_inputs.hpp"
+#include "topo/fabric/island_map.hpp"
+#include "topo/core/model.hpp"
+#include "topo/plan/planner.hpp"
 
 namespace gputopo::spank {
 

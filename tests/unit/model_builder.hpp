@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "topo/model.hpp"
+#include "topo/core/model.hpp"
 
 namespace gputopo_test {
 

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "fixtures.hpp"
+#include "tests/unit/fixtures.hpp"
 
 namespace gputopo_test {
 

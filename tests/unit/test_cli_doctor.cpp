@@ -9,10 +9,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli_runner.hpp"
-#include "json_parse.hpp"
-#include "nvml_fake.hpp"
-#include "topo/nccl_xml_source.hpp"
+#include "tests/unit/cli_runner.hpp"
+#include "tests/unit/json_parse.hpp"
+#include "tests/unit/nvml_fake.hpp"
+#include "topo/sources/nccl_xml_source.hpp"
 
 using gputopo_test::FakeNvmlScenario;
 using gputopo_test::JsonParser;

@@ -12,9 +12,9 @@
 #include <set>
 #include <sstream>
 
-#include "fixtures.hpp"
-#include "cli_runner.hpp"
-#include "json_parse.hpp"
+#include "tests/unit/fixtures.hpp"
+#include "tests/unit/cli_runner.hpp"
+#include "tests/unit/json_parse.hpp"
 
 using gputopo_test::JsonParser;
 using gputopo_test::JsonValue;

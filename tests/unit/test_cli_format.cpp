@@ -6,10 +6,10 @@
 
 #include <sstream>
 
-#include "json_parse.hpp"
-#include "topo/plan_format.hpp"
-#include "topo/text_table.hpp"
-#include "topo/topology_format.hpp"
+#include "tests/unit/json_parse.hpp"
+#include "topo/output/plan_format.hpp"
+#include "topo/output/text_table.hpp"
+#include "topo/output/topology_format.hpp"
 
 using namespace gputopo;
 using gputopo_test::JsonParser;

@@ -9,9 +9,9 @@
 #include <map>
 #include <sstream>
 
-#include "fixtures.hpp"
-#include "topo/topology_format.hpp"
-#include "topo/topology_loader.hpp"
+#include "tests/unit/fixtures.hpp"
+#include "topo/output/topology_format.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 namespace {
 

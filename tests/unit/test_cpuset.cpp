@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "topo/cpuset.hpp"
-#include "topo/errors.hpp"
+#include "topo/core/cpuset.hpp"
+#include "topo/core/errors.hpp"
 
 using gputopo::CpuSet;
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "nvml_fake.hpp"
+#include "tests/unit/nvml_fake.hpp"
 #include "topo/doctor.hpp"
 
 using namespace gputopo;

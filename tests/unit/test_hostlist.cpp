@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "topo/errors.hpp"
-#include "topo/hostlist.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/fabric/hostlist.hpp"
 
 using gputopo::Hostlist;
 using gputopo::ParseError;

@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "fixtures.hpp"
-#include "topo/distance.hpp"
-#include "topo/errors.hpp"
-#include "topo/hwloc_convert.hpp"
-#include "topo/hwloc_source.hpp"
+#include "tests/unit/fixtures.hpp"
+#include "topo/core/distance.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/sources/hwloc_convert.hpp"
+#include "topo/sources/hwloc_source.hpp"
 
 using namespace gputopo;
 using gputopo_test::topology;

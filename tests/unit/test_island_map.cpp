@@ -9,10 +9,10 @@
 
 #include <unistd.h>
 
-#include "fixtures.hpp"
-#include "topo/errors.hpp"
-#include "topo/island_map.hpp"
-#include "topo/island_sources.hpp"
+#include "tests/unit/fixtures.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/fabric/island_map.hpp"
+#include "topo/fabric/island_sources.hpp"
 
 using namespace gputopo;
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "json_parse.hpp"
-#include "topo/json_writer.hpp"
+#include "tests/unit/json_parse.hpp"
+#include "topo/output/json_writer.hpp"
 
 using gputopo::JsonWriter;
 using gputopo::json_quote;

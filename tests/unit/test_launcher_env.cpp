@@ -5,12 +5,12 @@
 #include <set>
 #include <sstream>
 
-#include "fixtures.hpp"
+#include "tests/unit/fixtures.hpp"
 #include "launcher/binding.hpp"
 #include "launcher/framework_env.hpp"
 #include "launcher/nccl_env.hpp"
-#include "topo/errors.hpp"
-#include "topo/topology_loader.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo::launch;
 using gputopo::EnvVar;

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <map>
 
-#include "fixtures.hpp"
+#include "tests/unit/fixtures.hpp"
 #include "launcher/nccl_topo_file.hpp"
-#include "topo/nccl_xml_source.hpp"
-#include "topo/topology_loader.hpp"
+#include "topo/sources/nccl_xml_source.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 using gputopo::launch::nccl_topo_file_env;
 

@@ -6,9 +6,9 @@
 #include <map>
 #include <sstream>
 
-#include "fixtures.hpp"
+#include "tests/unit/fixtures.hpp"
 #include "launcher/options.hpp"
-#include "topo/errors.hpp"
+#include "topo/core/errors.hpp"
 
 using namespace gputopo::launch;
 

@@ -12,12 +12,12 @@
 #include <set>
 #include <sstream>
 
-#include "fixtures.hpp"
-#include "topo/distance.hpp"
-#include "topo/errors.hpp"
-#include "topo/nccl_topo_writer.hpp"
-#include "topo/nccl_xml_source.hpp"
-#include "topo/topology_loader.hpp"
+#include "tests/unit/fixtures.hpp"
+#include "topo/core/distance.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/output/nccl_topo_writer.hpp"
+#include "topo/sources/nccl_xml_source.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo;
 

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "fixtures.hpp"
-#include "topo/distance.hpp"
-#include "topo/errors.hpp"
-#include "topo/nccl_xml_source.hpp"
-#include "topo/topology_loader.hpp"
+#include "tests/unit/fixtures.hpp"
+#include "topo/core/distance.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/sources/nccl_xml_source.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo;
 using gputopo_test::topology;

@@ -6,13 +6,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "fixtures.hpp"
-#include "topo/nic_selection.hpp"
-#include "topo/nic_state.hpp"
-#include "topo/planner.hpp"
-#include "topo/task_env.hpp"
-#include "topo/source_merge.hpp"
-#include "topo/topology_loader.hpp"
+#include "tests/unit/fixtures.hpp"
+#include "topo/plan/nic_selection.hpp"
+#include "topo/sources/nic_state.hpp"
+#include "topo/plan/planner.hpp"
+#include "topo/plan/task_env.hpp"
+#include "topo/sources/source_merge.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo;
 namespace fs = std::filesystem;

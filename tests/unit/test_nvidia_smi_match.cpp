@@ -1,7 +1,7 @@
 // `nvidia-smi topo -m` captures (tests/fixtures/topologies/nvidia-smi/) are the
 // expected answers for the NCCL dumps of the same machines: every GPU-GPU and
 // GPU-NIC cell, each GPU's CPU affinity and NUMA affinity must come out of the
-// dump through the node model and topo/distance.cpp.
+// dump through the node model and topo/core/distance.cpp.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "fixtures.hpp"
-#include "topo/distance.hpp"
-#include "topo/topology_loader.hpp"
+#include "tests/unit/fixtures.hpp"
+#include "topo/core/distance.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo;
 

@@ -7,11 +7,11 @@
 #include <set>
 #include <sstream>
 
-#include "nvml_fake.hpp"
-#include "topo/distance.hpp"
-#include "topo/islands.hpp"
-#include "topo/source_merge.hpp"
-#include "topo/topology_loader.hpp"
+#include "tests/unit/nvml_fake.hpp"
+#include "topo/core/distance.hpp"
+#include "topo/plan/islands.hpp"
+#include "topo/sources/source_merge.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo;
 using gputopo_test::FakeNvmlScenario;

@@ -7,8 +7,8 @@
 #include <set>
 #include <sstream>
 
-#include "nvml_fake.hpp"
-#include "topo/nvml_source.hpp"
+#include "tests/unit/nvml_fake.hpp"
+#include "topo/sources/nvml_source.hpp"
 
 using namespace gputopo;
 using gputopo_test::FakeNvmlScenario;

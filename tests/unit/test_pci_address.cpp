@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "topo/errors.hpp"
-#include "topo/pci_address.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/core/pci_address.hpp"
 
 using gputopo::PciAddress;
 

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "fixtures.hpp"
-#include "topo/distance.hpp"
-#include "topo/islands.hpp"
-#include "topo/planner.hpp"
-#include "topo/topology_loader.hpp"
+#include "tests/unit/fixtures.hpp"
+#include "topo/core/distance.hpp"
+#include "topo/plan/islands.hpp"
+#include "topo/plan/planner.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 using gputopo::CpuSet;
 using gputopo::Mode;

@@ -9,9 +9,9 @@
 #include <tuple>
 #include <vector>
 
-#include "model_builder.hpp"
-#include "topo/distance.hpp"
-#include "topo/gpu_grouping.hpp"
+#include "tests/unit/model_builder.hpp"
+#include "topo/core/distance.hpp"
+#include "topo/plan/gpu_grouping.hpp"
 
 using gputopo::GroupKind;
 using gputopo::Node;

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "fixtures.hpp"
-#include "topo/planner.hpp"
-#include "topo/topology_loader.hpp"
+#include "tests/unit/fixtures.hpp"
+#include "topo/plan/planner.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 using gputopo::CpuSet;
 using gputopo::Mode;

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "model_builder.hpp"
-#include "topo/errors.hpp"
-#include "topo/islands.hpp"
-#include "topo/planner.hpp"
+#include "tests/unit/model_builder.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/plan/islands.hpp"
+#include "topo/plan/planner.hpp"
 
 using gputopo::CpuSet;
 using gputopo::Mode;

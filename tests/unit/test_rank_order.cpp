@@ -9,10 +9,10 @@
 
 #include <unistd.h>
 
-#include "topo/env_names.hpp"
-#include "topo/errors.hpp"
-#include "topo/island_sources.hpp"
-#include "topo/rank_order.hpp"
+#include "topo/core/env_names.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/fabric/island_sources.hpp"
+#include "topo/fabric/rank_order.hpp"
 
 using namespace gputopo;
 
@@ -295,7 +295,7 @@ TEST_CASE("rankorder: 100,000 nodes in 100 interleaved islands", "[rankorder]") 
 
 // ---- step_islands (plugin) and the launcher's --rank-order=island ----
 #include "launcher/island_rank.hpp"
-#include "topo/step_islands.hpp"
+#include "topo/fabric/step_islands.hpp"
 
 namespace {
 

@@ -7,17 +7,17 @@
 #include <fstream>
 #include <map>
 
-#include "fixtures.hpp"
-#include "spank/node_snapshot.hpp"
-#include "spank/option_parser.hpp"
+#include "tests/unit/fixtures.hpp"
+#include "topo/sources/node_snapshot.hpp"
+#include "step/option_parser.hpp"
 #include "spank/plugstack_args.hpp"
-#include "spank/step_inputs.hpp"
-#include "spank/task_binding.hpp"
+#include "step/step_inputs.hpp"
+#include "step/task_binding.hpp"
 #include "spank/topology_cache.hpp"
-#include "topo/errors.hpp"
-#include "topo/plan_format.hpp"
-#include "topo/planner.hpp"
-#include "topo/topology_loader.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/output/plan_format.hpp"
+#include "topo/plan/planner.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo;
 using namespace gputopo::spank;

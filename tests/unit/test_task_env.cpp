@@ -2,9 +2,9 @@
 
 #include <map>
 
-#include "topo/env_names.hpp"
-#include "topo/errors.hpp"
-#include "topo/task_env.hpp"
+#include "topo/core/env_names.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/plan/task_env.hpp"
 
 using namespace gputopo;
 

@@ -10,9 +10,9 @@
 #include <fstream>
 #include <string>
 
-#include "fixtures.hpp"
-#include "topo/errors.hpp"
-#include "topo/topology_loader.hpp"
+#include "tests/unit/fixtures.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo;
 

@@ -1,5 +1,5 @@
 // A fake libnvidia-ml.so.1 for the tests: the same exported symbols and ABI
-// (topo/nvml_api.hpp) as the real library, driven by a fixture file named in
+// (topo/sources/nvml_api.hpp) as the real library, driven by a fixture file named in
 // $GPUTOPO_FAKE_NVML_FIXTURE (format: tests/fixtures/nvml/README.md). It lets
 // the unit tests exercise gputopo's real dlopen/dlsym path without a GPU.
 #include <cstdio>
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "topo/cpuset.hpp"
-#include "topo/nvml_api.hpp"
-#include "topo/pci_address.hpp"
+#include "topo/core/cpuset.hpp"
+#include "topo/sources/nvml_api.hpp"
+#include "topo/core/pci_address.hpp"
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 

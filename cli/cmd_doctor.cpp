@@ -1,0 +1,66 @@
+// gputopo doctor: preflight of this node (GPUs, NVLinks, NVLink fabric, NIC
+// ports, NUMA affinity, GPU health), against a reference topology when one is
+// given. Exit status 0 when no check failed, 1 when one did, 2 for a bad
+// command line: usable as Slurm's HealthCheckProgram (through a wrapper that
+// drains the node, see gputopo(1)) and as a job prolog.
+#include <ostream>
+#include <sstream>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "topo/doctor.hpp"
+
+namespace gputopo::cli {
+
+namespace {
+
+std::vector<OptionSpec> doctor_options() {
+    return {{"--expect", "FILE", "reference topology of a healthy node of this type (hwloc XML, NCCL XML, "
+                                 "the plugin's cache file or `gputopo nccl-topo` output)"},
+            {"--topology", "FILE", "check FILE as this node's hwloc view instead of live discovery (offline use)"},
+            {"--format", "table|json", "output format (default: table)"},
+            {"--nvml-library", "PATH", "NVML library to load (default: $GPUTOPO_NVML_LIBRARY or libnvidia-ml.so.1)"},
+            {"--sysfs-root", "DIR", "read NIC state under DIR/sys/class/infiniband (default: /)"},
+            {"--storage-nics", "LIST", "comma-separated NICs (RDMA device, netdev or PCI bus id) reserved for storage"}};
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ','))
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+}  // namespace
+
+int cmd_doctor(const std::vector<std::string>& args, std::ostream& out) {
+    const auto specs = doctor_options();
+    ParsedArgs parsed = parse_options("doctor", args, specs);
+    if (parsed.help) {
+        out << "usage: gputopo doctor [--expect FILE] [--format table|json] [--topology FILE]\n"
+               "                      [--nvml-library PATH] [--sysfs-root DIR] [--storage-nics LIST]\n\n"
+               "Checks this node before jobs run on it: NVML answers, every GPU is visible, NVLinks are up\n"
+               "(as in FILE), multi-node NVLink registration is complete, RDMA NIC ports are ACTIVE at the\n"
+               "expected rate, GPU NUMA affinity is sane, no uncorrectable ECC error or failed row remap.\n"
+               "Exit status: 0 no check failed (warnings allowed), 1 a check failed, 2 bad command line.\n\n"
+            << options_help(specs);
+        return 0;
+    }
+    const std::string format = parse_choice("--format", parsed.get("--format", "table"), {"table", "json"});
+    DoctorInputs in;
+    for (const char* o : {"--expect", "--topology", "--nvml-library", "--sysfs-root"})
+        if (parsed.has(o) && parsed.get(o).empty())
+            throw UsageError(std::string("empty value for ") + o);
+    in.expect_file = parsed.get("--expect");
+    in.base_topology_file = parsed.get("--topology");
+    in.live.nvml_library = parsed.get("--nvml-library");
+    in.live.sysfs_root = parsed.get("--sysfs-root");
+    in.live.storage_nics = split_commas(parsed.get("--storage-nics"));
+    DoctorReport report = run_doctor(in);
+    out << (format == "json" ? doctor_json(report) : doctor_table(report));
+    return report.exit_code();
+}
+
+}  // namespace gputopo::cli

@@ -1,0 +1,87 @@
+// gputopo plan: the binding the plugin would apply to the local tasks of one
+// node for an allocation of GPUs (the planner, topo/plan/planner.hpp).
+#include <ostream>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/input.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/output/plan_format.hpp"
+#include "topo/plan/planner.hpp"
+
+namespace gputopo::cli {
+
+namespace {
+
+std::vector<OptionSpec> plan_options() {
+    return {topology_option(),
+            {"--gpus", "LIST", "allocated GPU indices (PCI bus-id order), e.g. 0-3 or 0,2,5 (default: every GPU)"},
+            {"--ntasks", "N", "local tasks (default: allocated GPUs / --gpus-per-task, or one per GPU)"},
+            {"--gpus-per-task", "K", "GPUs per task (default: allocated GPUs / tasks)"},
+            {"--cpus", "CPULIST", "CPUs the step may use, e.g. 0-31,64-95 (default: every CPU)"},
+            {"--mode", "none|closest|island", "binding mode (default: closest)"},
+            format_option()};
+}
+
+const char* const kUsage =
+    "usage: gputopo plan [--topology FILE] [--gpus LIST] [--ntasks N] [--gpus-per-task K]\n"
+    "                    [--cpus CPULIST] [--mode none|closest|island] [--format table|json]\n\n"
+    "Prints, per local task, the GPUs, CPUs, memory NUMA nodes, NICs and island the plugin\n"
+    "would bind it to, and the node-wide NIC list (NCCL_IB_HCA).\n\n";
+
+}  // namespace
+
+int cmd_plan(const std::vector<std::string>& args, std::ostream& out) {
+    const auto specs = plan_options();
+    ParsedArgs parsed = parse_options("plan", args, specs);
+    if (parsed.help) {
+        out << kUsage << options_help(specs);
+        return 0;
+    }
+
+    // Check the whole command line before reading the topology.
+    PlanRequest req;
+    const bool json = want_json(parsed);
+    req.mode = parse_mode(parse_choice("--mode", parsed.get("--mode", "closest"), {"none", "closest", "island"}));
+    std::vector<int> gpus;
+    if (parsed.has("--gpus")) gpus = parse_gpu_list("--gpus", parsed.get("--gpus"));
+    if (parsed.has("--ntasks")) req.ntasks = parse_count("--ntasks", parsed.get("--ntasks"), 1);
+    if (parsed.has("--gpus-per-task")) req.gpus_per_task = parse_count("--gpus-per-task", parsed.get("--gpus-per-task"), 1);
+    if (parsed.has("--cpus")) {
+        try {
+            req.allowed_cpus = CpuSet::parse_list(parsed.get("--cpus"));
+        } catch (const ParseError& e) {
+            throw UsageError(std::string("--cpus: ") + e.what());
+        }
+        if (req.allowed_cpus->empty()) throw UsageError("empty value for --cpus (expected a cpulist such as 0-31,64-95)");
+    }
+
+    Node node = load_node(parsed);
+    const std::string where = node.source.empty() ? std::string("the node") : node.source;
+    if (parsed.has("--gpus")) {
+        for (int g : gpus)
+            if (static_cast<size_t>(g) >= node.gpus.size())
+                throw UsageError("GPU " + std::to_string(g) + " in --gpus '" + parsed.get("--gpus") + "' is not on " +
+                                 where + " (it has " +
+                                 (node.gpus.empty() ? std::string("no GPUs")
+                                                    : "GPUs 0-" + std::to_string(node.gpus.size() - 1)) +
+                                 ")");
+    } else {
+        for (const auto& g : node.gpus) gpus.push_back(g.index);
+    }
+    req.gpus = gpus;
+    if (req.allowed_cpus && !req.allowed_cpus->intersects(node.cpus))
+        throw UsageError("--cpus '" + parsed.get("--cpus") + "' names no CPU of " + where + " (it has CPUs " +
+                         node.cpus.to_list() + ")");
+    if (!parsed.has("--ntasks")) {
+        int n = static_cast<int>(gpus.size());
+        if (req.gpus_per_task > 0) n /= req.gpus_per_task;
+        req.ntasks = n > 0 ? n : 1;
+    }
+
+    Plan plan = make_plan(node, req);
+    out << (json ? plan_json(plan) : plan_table(plan));
+    return 0;
+}
+
+}  // namespace gputopo::cli

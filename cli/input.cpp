@@ -1,0 +1,32 @@
+#include "cli/input.hpp"
+
+#include "topo/sources/nic_state.hpp"
+#include "topo/sources/source_merge.hpp"
+#include "topo/sources/topology_loader.hpp"
+
+namespace gputopo::cli {
+
+OptionSpec topology_option() {
+    return {"--topology", "FILE", "read an hwloc XML or NCCL/RCCL topology XML file instead of this machine"};
+}
+
+OptionSpec format_option() { return {"--format", "table|json", "output format (default: table)"}; }
+
+Node load_node(const ParsedArgs& args) {
+    if (args.has("--topology")) {
+        const std::string path = args.get("--topology");
+        if (path.empty()) throw UsageError("empty value for --topology (expected a topology file)");
+        Node node = load_topology_file(path);
+        // A file's port states count too: say which GPUs lost their nearest
+        // NIC, as live discovery does (topo/sources/source_merge.cpp).
+        for (const auto& f : nic_fallbacks(node)) node.warnings.push_back(describe(f));
+        return node;
+    }
+    return discover_live();  // hwloc refined by NVML and NIC port state (topo/sources/source_merge.hpp)
+}
+
+bool want_json(const ParsedArgs& args) {
+    return parse_choice("--format", args.get("--format", "table"), {"table", "json"}) == "json";
+}
+
+}  // namespace gputopo::cli

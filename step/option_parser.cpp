@@ -1,0 +1,96 @@
+#include "step/option_parser.hpp"
+
+#include <vector>
+
+#include "topo/core/errors.hpp"
+
+namespace gputopo::spank {
+
+namespace {
+
+const char* kChoices = "expected none, closest or island; flags: verbose, strict, isolate, share, help";
+
+std::vector<std::string> split_commas(const std::string& s) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (char c : s) {
+        if (c == ',') {
+            out.push_back(cur);
+            cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    out.push_back(cur);
+    return out;
+}
+
+bool mode_from_word(const std::string& w, Mode& m) {
+    if (w == "none") m = Mode::None;
+    else if (w == "closest") m = Mode::Closest;
+    else if (w == "island") m = Mode::Island;
+    else return false;
+    return true;
+}
+
+}  // namespace
+
+Options parse_gpu_topo(const std::string& value, const std::string& where) {
+    const std::string input = where + value;
+    if (value.empty()) throw ParseError("gputopo: empty value in " + input + " (" + kChoices + ")");
+    std::vector<std::string> words = split_commas(value);
+    Options o;
+    size_t first_flag = 1;
+    if (words[0] == "help") {
+        o.help = true;
+    } else if (!mode_from_word(words[0], o.mode)) {
+        throw ParseError("gputopo: unknown mode '" + words[0] + "' in " + input + " (" + kChoices + ")");
+    }
+    for (size_t i = first_flag; i < words.size(); ++i) {
+        const std::string& w = words[i];
+        if (w == "verbose") o.verbose = true;
+        else if (w == "strict") o.strict = true;
+        else if (w == "isolate") o.isolate = true;
+        else if (w == "share") o.share = true;
+        else if (w == "help") o.help = true;
+        else if (w.empty())
+            throw ParseError("gputopo: empty word in " + input + " (" + kChoices + ")");
+        else {
+            Mode ignored;
+            if (mode_from_word(w, ignored))
+                throw ParseError("gputopo: a second mode '" + w + "' in " + input + " (one mode first, then flags: verbose, strict, isolate, share, help)");
+            throw ParseError("gputopo: unknown flag '" + w + "' in " + input + " (" + kChoices + ")");
+        }
+    }
+    if (o.isolate && o.share)
+        throw ParseError("gputopo: flags 'isolate' and 'share' exclude each other in " + input);
+    return o;
+}
+
+std::string to_string(const Options& o) {
+    std::string s = mode_name(o.mode);
+    if (o.verbose) s += ",verbose";
+    if (o.strict) s += ",strict";
+    if (o.isolate) s += ",isolate";
+    if (o.share) s += ",share";
+    if (o.help) s += ",help";
+    return s;
+}
+
+std::string help_text() {
+    return "gputopo: --gpu-topo=MODE[,FLAG...] binds each task to its GPUs, the nearest NIC(s),\n"
+           "gputopo: the CPU cores and memory of their NUMA node.\n"
+           "gputopo: modes:\n"
+           "gputopo:   none     no binding (gputopo stays out)\n"
+           "gputopo:   closest  each task gets the CPUs, memory and NIC nearest to its GPU(s)\n"
+           "gputopo:   island   as closest, and consecutive tasks share an NVLink/PCIe island\n"
+           "gputopo: flags:\n"
+           "gputopo:   verbose  print one line per task with its binding\n"
+           "gputopo:   strict   fail the step when the binding cannot be applied\n"
+           "gputopo:   isolate  each task sees only its own GPU(s) in CUDA_VISIBLE_DEVICES\n"
+           "gputopo:   share    every task sees all the step's GPUs (default for one GPU per task)\n"
+           "gputopo:   help     print this text\n"
+           "gputopo: example: srun --gpus-per-task=1 --gpu-topo=island,verbose ./app\n";
+}
+
+}  // namespace gputopo::spank

@@ -1,0 +1,31 @@
+// --gpu-topo=MODE[,FLAG...]: the user's option, parsed once, the same way in
+// srun, sbatch, salloc and slurmstepd (and for plugstack.conf's default=).
+#pragma once
+
+#include <string>
+
+#include "topo/plan/planner.hpp"
+
+namespace gputopo::spank {
+
+struct Options {
+    Mode mode = Mode::None;
+    bool verbose = false;  // one line per task on the user's stderr
+    bool strict = false;   // fail the step when the binding cannot be applied
+    bool isolate = false;  // each task sees only its own GPU(s)
+    bool share = false;    // every task sees all the step's GPUs, even with several per task
+    bool help = false;     // print the help text and fail
+};
+
+// Throws ParseError, e.g. "gputopo: unknown mode 'x' in --gpu-topo=x (expected
+// none, closest or island; flags: verbose, strict, isolate, share, help)".
+// `where` names the input in messages ("--gpu-topo=" or "default=").
+Options parse_gpu_topo(const std::string& value, const std::string& where = "--gpu-topo=");
+
+// "island,verbose,strict": the canonical text of the options.
+std::string to_string(const Options& o);
+
+// The text --gpu-topo=help prints.
+std::string help_text();
+
+}  // namespace gputopo::spank

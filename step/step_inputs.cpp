@@ -1,0 +1,117 @@
+#include "step/step_inputs.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "topo/core/errors.hpp"
+#include "topo/fabric/hostlist.hpp"
+
+namespace gputopo::spank {
+
+std::vector<int> parse_index_list(const std::string& text, const std::string& var) {
+    std::vector<int> out;
+    auto bad = [&]() {
+        return ParseError("gputopo: " + var + "='" + text + "' is not a list of GPU indices (expected e.g. 0,1,4-7)");
+    };
+    auto number = [&](const std::string& s) {
+        if (s.empty() || s.size() > 6) throw bad();
+        for (char c : s)
+            if (!std::isdigit(static_cast<unsigned char>(c))) throw bad();
+        return std::stoi(s);
+    };
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t comma = text.find(',', start);
+        std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        size_t dash = item.find('-');
+        if (dash == std::string::npos) {
+            out.push_back(number(item));
+        } else {
+            int a = number(item.substr(0, dash)), b = number(item.substr(dash + 1));
+            if (b < a) throw bad();
+            for (int i = a; i <= b; ++i) out.push_back(i);
+        }
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+namespace {
+
+// CUDA_VISIBLE_DEVICES may hold UUIDs, MIG ids or "NoDevFiles": then nullopt.
+std::optional<std::vector<int>> try_indices(const std::optional<std::string>& v) {
+    if (!v || v->empty()) return std::nullopt;
+    try {
+        return parse_index_list(*v, "CUDA_VISIBLE_DEVICES");
+    } catch (const ParseError&) {
+        return std::nullopt;
+    }
+}
+
+}  // namespace
+
+StepInputs read_step_inputs(const Getenv& getenv) {
+    StepInputs in;
+    for (const char* var : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS"}) {
+        auto v = getenv(var);
+        if (v && !v->empty()) {
+            in.gpus = parse_index_list(*v, var);
+            in.gpus_from = var;
+            break;
+        }
+    }
+    auto cvd = try_indices(getenv("CUDA_VISIBLE_DEVICES"));
+    if (!cvd) cvd = try_indices(getenv("ROCR_VISIBLE_DEVICES"));
+    if (in.gpus_from.empty() && cvd) {
+        in.gpus = *cvd;
+        in.gpus_from = getenv("CUDA_VISIBLE_DEVICES") ? "CUDA_VISIBLE_DEVICES" : "ROCR_VISIBLE_DEVICES";
+    } else if (cvd && *cvd != in.gpus && cvd->size() == in.gpus.size()) {
+        bool zero_based = true;
+        for (size_t i = 0; i < cvd->size(); ++i)
+            if ((*cvd)[i] != static_cast<int>(i)) zero_based = false;
+        in.relative_numbering = zero_based;
+    }
+    if (auto v = getenv("SLURM_CPUS_PER_TASK")) {
+        try {
+            in.cpus_per_task = std::max(0, std::stoi(*v));
+        } catch (const std::exception&) {
+            in.cpus_per_task = 0;
+        }
+    }
+    if (auto v = getenv("SLURM_CPU_BIND")) {
+        in.cpu_bind = *v;
+        for (const char* kind : {"map_cpu", "mask_cpu", "map_ldom", "mask_ldom", "rank_ldom"})
+            if (v->find(kind) != std::string::npos) in.user_cpu_bind = true;
+    }
+    return in;
+}
+
+std::string slurm_node_name(const Getenv& getenv, int node_id, const std::string& host) {
+    if (auto v = getenv("SLURMD_NODENAME"); v && !v->empty()) return *v;
+    for (const char* var : {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}) {
+        auto v = getenv(var);
+        if (!v || v->empty() || node_id < 0) continue;
+        try {
+            Hostlist h = Hostlist::parse(*v);
+            if (static_cast<uint64_t>(node_id) < h.count()) return h.nth(static_cast<uint64_t>(node_id));
+        } catch (const std::exception&) {
+        }
+    }
+    return host;
+}
+
+bool topology_cpus_on_host(const Node& node, const CpuSet& host_cpus) {
+    return !node.cpus.empty() && host_cpus.contains(node.cpus);
+}
+
+std::optional<CpuSet> allowed_cpus(const Node& node, const CpuSet& host_cpus, const CpuSet& affinity) {
+    if (!topology_cpus_on_host(node, host_cpus)) return std::nullopt;
+    CpuSet a = affinity & node.cpus;
+    if (a.empty()) return std::nullopt;
+    return a;
+}
+
+}  // namespace gputopo::spank

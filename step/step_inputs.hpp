@@ -1,0 +1,51 @@
+// What Slurm tells a step about its resources on this node, parsed from the
+// step's environment as Slurm set it. Strings in, struct out; no Slurm calls.
+//   SLURM_STEP_GPUS (else SLURM_JOB_GPUS, else CUDA_VISIBLE_DEVICES): the GPU
+//     indices of the step on this node ("0,1,2,3"; ranges "0-3" accepted)
+//   CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES as Slurm set them: when they
+//     count 0..k-1 while the step's GPUs are other indices, Slurm numbers
+//     devices relative to the step (cgroup ConstrainDevices)
+//   SLURM_CPUS_PER_TASK, SLURM_CPU_BIND (an explicit map/mask the user asked for)
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "topo/core/cpuset.hpp"
+#include "topo/core/model.hpp"
+
+namespace gputopo::spank {
+
+using Getenv = std::function<std::optional<std::string>(const std::string&)>;
+
+struct StepInputs {
+    std::vector<int> gpus;           // the step's GPUs on this node, sorted; empty: none
+    std::string gpus_from;           // the variable they came from, "" when none
+    bool relative_numbering = false; // Slurm's CUDA_VISIBLE_DEVICES counts 0..k-1
+    int cpus_per_task = 0;           // 0: not given
+    std::string cpu_bind;            // SLURM_CPU_BIND as given
+    bool user_cpu_bind = false;      // the user asked for an explicit CPU map/mask
+};
+
+// "0,1,5-7" -> {0,1,5,6,7}, sorted, unique. Throws ParseError naming `var`.
+std::vector<int> parse_index_list(const std::string& text, const std::string& var);
+
+// Throws ParseError on a malformed SLURM_STEP_GPUS / SLURM_JOB_GPUS.
+StepInputs read_step_inputs(const Getenv& getenv);
+
+// This node's Slurm name: SLURMD_NODENAME, else entry `node_id` (the node's
+// position in the step) of SLURM_STEP_NODELIST / SLURM_JOB_NODELIST, else `host`.
+std::string slurm_node_name(const Getenv& getenv, int node_id, const std::string& host);
+
+// The CPUs the planner may use: `affinity` (what this process may run on)
+// within the node's CPUs, when the topology's CPUs exist on this host
+// (`host_cpus`: the CPUs the host has); otherwise nullopt (every CPU of the
+// node, as the topology describes a different machine).
+std::optional<CpuSet> allowed_cpus(const Node& node, const CpuSet& host_cpus, const CpuSet& affinity);
+
+// True when every CPU of the topology exists on this host.
+bool topology_cpus_on_host(const Node& node, const CpuSet& host_cpus);
+
+}  // namespace gputopo::spank

@@ -1,0 +1,73 @@
+#include "topo/fabric/step_islands.hpp"
+
+#include "topo/core/env_names.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/fabric/island_sources.hpp"
+
+namespace gputopo {
+
+namespace {
+
+std::string first_of(const EnvReader& env, const char* a, const char* b, std::string* which) {
+    for (const char* n : {a, b}) {
+        if (auto v = env(n); v && !v->empty()) {
+            *which = n;
+            return *v;
+        }
+    }
+    throw PlanError(std::string("neither ") + a + " nor " + b +
+                    " is set (expected Slurm to give the step's nodes and tasks per node)");
+}
+
+}  // namespace
+
+TaskIslands task_islands(const IslandMap& map, const std::string& node_name, const Plan& plan, int task,
+                         const EnvReader& env, const Node* node) {
+    std::string nodes_var, counts_var;
+    std::string nodelist = first_of(env, "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", &nodes_var);
+    std::string counts_text = first_of(env, "SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE", &counts_var);
+    Hostlist nodes;
+    TaskCounts counts;
+    try {
+        nodes = Hostlist::parse(nodelist);
+    } catch (const ParseError& e) {
+        throw ParseError(nodes_var + ": " + e.what());
+    }
+    try {
+        counts = TaskCounts::parse(counts_text);
+    } catch (const ParseError& e) {
+        throw ParseError(counts_var + ": " + e.what());
+    }
+    std::vector<uint32_t> positions = local_positions(plan);
+    if (task < 0 || static_cast<size_t>(task) >= positions.size())
+        throw PlanError("task " + std::to_string(task) + " is not in this node's plan");
+
+    TaskIslands out;
+    out.placement = place_task(nodes, counts, map, node_name, positions[static_cast<size_t>(task)]);
+    const IslandPlacement& p = out.placement;
+    for (auto& [name, value] : island_env(p)) out.set.push_back(EnvVar{name, value, false});
+
+    out.verbose = " xisland=" + p.island + " island_rank=" + std::to_string(p.island_rank) + "/" +
+                  std::to_string(p.island_size) + " rank=" + std::to_string(p.rank) + "/" + std::to_string(p.world) +
+                  " islands=" + std::to_string(p.num_islands) + " (" +
+                  (p.island_known ? island_source_name(p.source) : "no island information: alone") + ")";
+
+    // Task-local evidence: reported when it contradicts the files.
+    std::string pattern = env("SLURM_TOPOLOGY_ADDR_PATTERN").value_or("");
+    std::string leaf = leaf_from_topology_addr(env("SLURM_TOPOLOGY_ADDR").value_or(""), pattern);
+    if (!leaf.empty() && p.island_known && p.source == IslandSource::TopologyTree && leaf != p.island)
+        out.warning = "SLURM_TOPOLOGY_ADDR puts " + node_name + " under switch '" + leaf +
+                      "' but the island files say '" + p.island + "' (is the topology.conf given to gputopo the one slurmctld uses?)";
+    else if (!leaf.empty() && !p.island_known)
+        out.warning = node_name + " is under switch '" + leaf + "' (SLURM_TOPOLOGY_ADDR) but no island file names it; " +
+                      "it counts as an island of its own";
+    if (node && out.warning.empty()) {
+        std::string clique = nvml_clique_of(*node);
+        if (!clique.empty() && !p.island_known)
+            out.warning = node_name + " is in NVLink clique " + clique + " (NVML) but no island file names it; " +
+                          "it counts as an island of its own";
+    }
+    return out;
+}
+
+}  // namespace gputopo

@@ -1,0 +1,39 @@
+// Islands across nodes for one task of a Slurm step: the glue between what
+// Slurm puts in a task's environment and rank_order. Used by the SPANK plugin
+// (task_init) and the launcher; pure apart from reading the island file.
+//
+// Reads (through `env`): SLURM_STEP_NODELIST (else SLURM_JOB_NODELIST),
+// SLURM_STEP_TASKS_PER_NODE (else SLURM_TASKS_PER_NODE), and for a consistency
+// check only SLURM_TOPOLOGY_ADDR / SLURM_TOPOLOGY_ADDR_PATTERN.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "topo/fabric/island_map.hpp"
+#include "topo/core/model.hpp"
+#include "topo/plan/planner.hpp"
+#include "topo/fabric/rank_order.hpp"
+#include "topo/plan/task_env.hpp"
+
+namespace gputopo {
+
+using EnvReader = std::function<std::optional<std::string>(const std::string&)>;
+
+struct TaskIslands {
+    IslandPlacement placement;
+    std::vector<EnvVar> set;   // GPUTOPO_ISLAND, _ISLAND_RANK, _ISLAND_SIZE, _NUM_ISLANDS, _RANK (always ours)
+    std::string verbose;       // " xisland=leaf1 island_rank=3/8 rank=11/16 islands=2 (topology.conf tree)"
+    std::string warning;       // a disagreement worth one line to the user, "" when none
+};
+
+// The values for local task `task` of `node_name`. `map` is the island map
+// (load_islands()); `plan` gives the intra-node order; `node` (optional) its
+// NVML fabric clique for the consistency check. Throws ParseError/PlanError
+// naming the variable or input that is wrong.
+TaskIslands task_islands(const IslandMap& map, const std::string& node_name, const Plan& plan, int task,
+                         const EnvReader& env, const Node* node = nullptr);
+
+}  // namespace gputopo

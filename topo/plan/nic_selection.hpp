@@ -1,0 +1,33 @@
+// RDMA NIC choice for a node's local tasks (planner rule 4). Pure and
+// deterministic.
+//
+// Only usable NICs count (Nic::usable(): RDMA, not storage, not known down).
+// A GPU's nearest NICs are the usable NICs with the smallest
+// gpu_nic_path().rank() (PIX < PXB < PHB < NODE < SYS). Every GPU of every
+// task is a slot; slots are served most constrained first (fewest nearest
+// NICs, then task order, then GPU order) and each takes the least loaded of
+// its GPU's nearest NICs (ties: PCI order, then name with numbers
+// compared as numbers: mlx5_9 before mlx5_10). A task's NICs are its
+// slots' picks, nearest first (by the distance of each pick to its own GPU,
+// then GPU order), duplicates removed: so its first NIC is one of the NICs
+// nearest to any of its GPUs, and for one GPU, one nearest to that GPU.
+// node_nics: every usable RDMA NIC of the node, in that same order — the same list
+// for every task and every step on the node (NCCL_IB_HCA, NVIDIA/nccl#1478).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topo/core/model.hpp"
+
+namespace gputopo {
+
+// Indices into node.nics of the usable NICs nearest to GPU `gpu`.
+std::vector<size_t> nearest_nics(const Node& node, int gpu);
+
+// task_gpus[t]: the GPUs of task t. Returns each task's NIC names.
+std::vector<std::vector<std::string>> select_nics(const Node& node, const std::vector<std::vector<int>>& task_gpus);
+
+std::vector<std::string> usable_node_nics(const Node& node);
+
+}  // namespace gputopo

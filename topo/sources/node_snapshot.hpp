@@ -1,0 +1,19 @@
+// A node model saved as compact text, for the cache: reading it back costs
+// well under a millisecond where re-parsing a large hwloc XML costs tens.
+// Line-oriented, tab-separated, fields percent-escaped; the first line names
+// the format version. Round-trips every field of topo/core/model.hpp.
+#pragma once
+
+#include <string>
+
+#include "topo/core/model.hpp"
+
+namespace gputopo::spank {
+
+std::string write_node_snapshot(const Node& node);
+
+// Throws TopologyError naming `name` on anything that is not a snapshot of
+// this version.
+Node read_node_snapshot(const std::string& text, const std::string& name);
+
+}  // namespace gputopo::spank

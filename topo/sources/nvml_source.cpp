@@ -1,0 +1,385 @@
+#include "topo/sources/nvml_source.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+
+#include "topo/sources/nvml_api.hpp"
+
+namespace gputopo {
+
+const char* nvlink_remote_name(NvlinkRemote r) {
+    switch (r) {
+        case NvlinkRemote::Gpu: return "gpu";
+        case NvlinkRemote::Switch: return "nvswitch";
+        case NvlinkRemote::Cpu: return "cpu";
+        case NvlinkRemote::Unknown: break;
+    }
+    return "unknown";
+}
+
+const NvmlGpuInfo* NvmlSnapshot::find(const PciAddress& pci) const {
+    for (const auto& g : gpus)
+        if (g.pci == pci) return &g;
+    return nullptr;
+}
+
+namespace {
+
+// The loaded library and the symbols found in it; optional symbols may be null.
+// It stays loaded for the life of the process (RTLD_NODELETE): the driver's
+// library may leave threads or exit handlers behind after nvmlShutdown, and
+// unmapping it under them would crash the process at exit.
+class NvmlLibrary {
+public:
+    explicit NvmlLibrary(const std::string& name) {
+        handle_ = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+        if (!handle_) {
+            const char* e = dlerror();
+            error_ = e ? e : "dlopen failed";
+        }
+    }
+    ~NvmlLibrary() {
+        if (handle_) dlclose(handle_);
+    }
+    NvmlLibrary(const NvmlLibrary&) = delete;
+    NvmlLibrary& operator=(const NvmlLibrary&) = delete;
+
+    bool loaded() const { return handle_ != nullptr; }
+    const std::string& error() const { return error_; }
+
+    template <typename Fn>
+    Fn get(const char* symbol) const {
+        if (!handle_) return nullptr;
+        void* p = dlsym(handle_, symbol);
+        Fn fn = nullptr;
+        static_assert(sizeof(fn) == sizeof(p), "function and data pointers differ in size");
+        std::memcpy(&fn, &p, sizeof(fn));
+        return fn;
+    }
+
+private:
+    void* handle_ = nullptr;
+    std::string error_;
+};
+
+struct Api {
+    nvmlInit_v2_fn init = nullptr;
+    nvmlShutdown_fn shutdown = nullptr;
+    nvmlErrorString_fn error_string = nullptr;
+    nvmlSystemGetDriverVersion_fn driver_version = nullptr;
+    nvmlDeviceGetCount_v2_fn count = nullptr;
+    nvmlDeviceGetHandleByIndex_v2_fn handle = nullptr;
+    nvmlDeviceGetPciInfo_v3_fn pci = nullptr;
+    nvmlDeviceGetMinorNumber_fn minor = nullptr;
+    nvmlDeviceGetName_fn name = nullptr;
+    nvmlDeviceGetUUID_fn uuid = nullptr;
+    nvmlDeviceGetMemoryInfo_fn memory = nullptr;
+    nvmlDeviceGetCpuAffinity_fn cpu_affinity = nullptr;
+    nvmlDeviceGetNvLinkState_fn link_state = nullptr;
+    nvmlDeviceGetNvLinkRemotePciInfo_v2_fn link_remote_pci = nullptr;
+    nvmlDeviceGetNvLinkRemoteDeviceType_fn link_remote_type = nullptr;
+    nvmlDeviceGetNvLinkErrorCounter_fn link_errors = nullptr;
+    nvmlDeviceGetGpuFabricInfo_fn fabric = nullptr;
+    nvmlDeviceGetGpuFabricInfoV_fn fabric_v = nullptr;
+    nvmlDeviceGetTotalEccErrors_fn ecc = nullptr;
+    nvmlDeviceGetRetiredPages_fn retired = nullptr;
+    nvmlDeviceGetRetiredPagesPendingStatus_fn retired_pending = nullptr;
+    nvmlDeviceGetRemappedRows_fn remapped = nullptr;
+
+    explicit Api(const NvmlLibrary& lib)
+        : init(lib.get<nvmlInit_v2_fn>("nvmlInit_v2")),
+          shutdown(lib.get<nvmlShutdown_fn>("nvmlShutdown")),
+          error_string(lib.get<nvmlErrorString_fn>("nvmlErrorString")),
+          driver_version(lib.get<nvmlSystemGetDriverVersion_fn>("nvmlSystemGetDriverVersion")),
+          count(lib.get<nvmlDeviceGetCount_v2_fn>("nvmlDeviceGetCount_v2")),
+          handle(lib.get<nvmlDeviceGetHandleByIndex_v2_fn>("nvmlDeviceGetHandleByIndex_v2")),
+          pci(lib.get<nvmlDeviceGetPciInfo_v3_fn>("nvmlDeviceGetPciInfo_v3")),
+          minor(lib.get<nvmlDeviceGetMinorNumber_fn>("nvmlDeviceGetMinorNumber")),
+          name(lib.get<nvmlDeviceGetName_fn>("nvmlDeviceGetName")),
+          uuid(lib.get<nvmlDeviceGetUUID_fn>("nvmlDeviceGetUUID")),
+          memory(lib.get<nvmlDeviceGetMemoryInfo_fn>("nvmlDeviceGetMemoryInfo")),
+          cpu_affinity(lib.get<nvmlDeviceGetCpuAffinity_fn>("nvmlDeviceGetCpuAffinity")),
+          link_state(lib.get<nvmlDeviceGetNvLinkState_fn>("nvmlDeviceGetNvLinkState")),
+          link_remote_pci(lib.get<nvmlDeviceGetNvLinkRemotePciInfo_v2_fn>("nvmlDeviceGetNvLinkRemotePciInfo_v2")),
+          link_remote_type(lib.get<nvmlDeviceGetNvLinkRemoteDeviceType_fn>("nvmlDeviceGetNvLinkRemoteDeviceType")),
+          link_errors(lib.get<nvmlDeviceGetNvLinkErrorCounter_fn>("nvmlDeviceGetNvLinkErrorCounter")),
+          fabric(lib.get<nvmlDeviceGetGpuFabricInfo_fn>("nvmlDeviceGetGpuFabricInfo")),
+          fabric_v(lib.get<nvmlDeviceGetGpuFabricInfoV_fn>("nvmlDeviceGetGpuFabricInfoV")),
+          ecc(lib.get<nvmlDeviceGetTotalEccErrors_fn>("nvmlDeviceGetTotalEccErrors")),
+          retired(lib.get<nvmlDeviceGetRetiredPages_fn>("nvmlDeviceGetRetiredPages")),
+          retired_pending(lib.get<nvmlDeviceGetRetiredPagesPendingStatus_fn>("nvmlDeviceGetRetiredPagesPendingStatus")),
+          remapped(lib.get<nvmlDeviceGetRemappedRows_fn>("nvmlDeviceGetRemappedRows")) {}
+
+    std::string describe(nvmlReturn_t rc) const {
+        std::string text;
+        if (error_string)
+            if (const char* s = error_string(rc)) text = s;
+        if (text.empty()) text = "NVML error";
+        return text + " (" + std::to_string(static_cast<int>(rc)) + ")";
+    }
+};
+
+// Bus id from NVML's PCI info: the numeric fields are authoritative; the
+// text form is the fallback (some fakes and old drivers leave numbers 0).
+bool pci_address_of(const nvmlPciInfo_t& info, PciAddress& out) {
+    char text[GPUTOPO_NVML_PCI_BUS_ID_BUFFER_SIZE + 1];
+    std::memcpy(text, info.busId, GPUTOPO_NVML_PCI_BUS_ID_BUFFER_SIZE);
+    text[GPUTOPO_NVML_PCI_BUS_ID_BUFFER_SIZE] = '\0';
+    if (PciAddress::try_parse(text, out)) return true;
+    char legacy[GPUTOPO_NVML_PCI_BUS_ID_LEGACY_SIZE + 1];
+    std::memcpy(legacy, info.busIdLegacy, GPUTOPO_NVML_PCI_BUS_ID_LEGACY_SIZE);
+    legacy[GPUTOPO_NVML_PCI_BUS_ID_LEGACY_SIZE] = '\0';
+    return PciAddress::try_parse(legacy, out);
+}
+
+std::string format_uuid(const unsigned char* b) {
+    bool zero = true;
+    for (int i = 0; i < GPUTOPO_NVML_GPU_FABRIC_UUID_LEN; ++i)
+        if (b[i]) zero = false;
+    if (zero) return "";
+    std::string s;
+    char hex[3];
+    for (int i = 0; i < GPUTOPO_NVML_GPU_FABRIC_UUID_LEN; ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+        std::snprintf(hex, sizeof hex, "%02x", b[i]);
+        s += hex;
+    }
+    return s;
+}
+
+std::string fixed_string(const char* buf, size_t size) {
+    size_t n = 0;
+    while (n < size && buf[n]) ++n;
+    return std::string(buf, n);
+}
+
+// Calls `query` with a counter to fill; -1 when it fails.
+template <typename Query>
+int64_t counter_or_unknown(Query query) {
+    unsigned long long v = 0;
+    return query(&v) == NVML_SUCCESS ? static_cast<int64_t>(v) : -1;
+}
+
+void read_links(const Api& api, nvmlDevice_t dev, NvmlGpuInfo& g) {
+    if (!api.link_state) return;
+    for (unsigned l = 0; l < GPUTOPO_NVML_NVLINK_MAX_LINKS; ++l) {
+        nvmlEnableState_t st = NVML_FEATURE_DISABLED;
+        nvmlReturn_t rc = api.link_state(dev, l, &st);
+        if (rc != NVML_SUCCESS) continue;  // no such link on this GPU
+        NvmlLinkInfo li;
+        li.link = static_cast<int>(l);
+        li.active = st == NVML_FEATURE_ENABLED;
+        if (api.link_remote_pci) {
+            nvmlPciInfo_t rp;
+            std::memset(&rp, 0, sizeof rp);
+            if (api.link_remote_pci(dev, l, &rp) == NVML_SUCCESS)
+                li.remote_pci_known = pci_address_of(rp, li.remote_pci);
+        }
+        if (api.link_remote_type) {
+            nvmlIntNvLinkDeviceType_t t = NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
+            if (api.link_remote_type(dev, l, &t) == NVML_SUCCESS) {
+                switch (t) {
+                    case NVML_NVLINK_DEVICE_TYPE_GPU: li.remote = NvlinkRemote::Gpu; break;
+                    case NVML_NVLINK_DEVICE_TYPE_SWITCH: li.remote = NvlinkRemote::Switch; break;
+                    case NVML_NVLINK_DEVICE_TYPE_IBMNPU: li.remote = NvlinkRemote::Cpu; break;
+                    default: li.remote = NvlinkRemote::Unknown; break;
+                }
+            }
+        }
+        if (api.link_errors) {
+            auto counter = [&](nvmlNvLinkErrorCounter_t c) {
+                return counter_or_unknown([&](unsigned long long* v) { return api.link_errors(dev, l, c, v); });
+            };
+            li.replay_errors = counter(NVML_NVLINK_ERROR_DL_REPLAY);
+            li.recovery_errors = counter(NVML_NVLINK_ERROR_DL_RECOVERY);
+            li.crc_flit_errors = counter(NVML_NVLINK_ERROR_DL_CRC_FLIT);
+            li.crc_data_errors = counter(NVML_NVLINK_ERROR_DL_CRC_DATA);
+        }
+        g.links.push_back(li);
+    }
+}
+
+void read_fabric(const Api& api, nvmlDevice_t dev, NvmlGpuInfo& g) {
+    if (api.fabric_v) {
+        nvmlGpuFabricInfo_v2_t info;
+        std::memset(&info, 0, sizeof info);
+        info.version = GPUTOPO_NVML_GPU_FABRIC_INFO_V2;
+        if (api.fabric_v(dev, &info) == NVML_SUCCESS) {
+            g.fabric_state = info.state;
+            g.fabric_status = static_cast<int>(info.status);
+            if (info.state == GPUTOPO_NVML_GPU_FABRIC_STATE_COMPLETED && info.status == NVML_SUCCESS) {
+                g.fabric_cluster_uuid = format_uuid(info.clusterUuid);
+                if (!g.fabric_cluster_uuid.empty()) g.fabric_clique = static_cast<int>(info.cliqueId);
+            }
+            return;
+        }
+    }
+    if (api.fabric) {
+        nvmlGpuFabricInfo_t info;
+        std::memset(&info, 0, sizeof info);
+        if (api.fabric(dev, &info) == NVML_SUCCESS) {
+            g.fabric_state = info.state;
+            g.fabric_status = static_cast<int>(info.status);
+            if (info.state == GPUTOPO_NVML_GPU_FABRIC_STATE_COMPLETED && info.status == NVML_SUCCESS) {
+                g.fabric_cluster_uuid = format_uuid(info.clusterUuid);
+                if (!g.fabric_cluster_uuid.empty()) g.fabric_clique = static_cast<int>(info.cliqueId);
+            }
+        }
+    }
+}
+
+void read_health(const Api& api, nvmlDevice_t dev, NvmlGpuInfo& g) {
+    NvmlHealth& h = g.health;
+    if (api.ecc) {
+        h.ecc_uncorrected_volatile = counter_or_unknown([&](unsigned long long* v) {
+            return api.ecc(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, v);
+        });
+        h.ecc_corrected_volatile = counter_or_unknown([&](unsigned long long* v) {
+            return api.ecc(dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, v);
+        });
+    }
+    if (api.retired) {
+        // A null address buffer with count 0 asks for the count only.
+        unsigned int n = 0;
+        nvmlReturn_t rc = api.retired(dev, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &n, nullptr);
+        if (rc == NVML_SUCCESS || rc == NVML_ERROR_INSUFFICIENT_SIZE) h.retired_pages_sbe = n;
+        n = 0;
+        rc = api.retired(dev, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &n, nullptr);
+        if (rc == NVML_SUCCESS || rc == NVML_ERROR_INSUFFICIENT_SIZE) h.retired_pages_dbe = n;
+    }
+    if (api.retired_pending) {
+        nvmlEnableState_t p = NVML_FEATURE_DISABLED;
+        if (api.retired_pending(dev, &p) == NVML_SUCCESS) h.retired_pages_pending = p == NVML_FEATURE_ENABLED ? 1 : 0;
+    }
+    if (api.remapped) {
+        unsigned int corr = 0, unc = 0, pending = 0, failure = 0;
+        if (api.remapped(dev, &corr, &unc, &pending, &failure) == NVML_SUCCESS) {
+            h.remapped_rows_correctable = corr;
+            h.remapped_rows_uncorrectable = unc;
+            h.remap_pending = pending ? 1 : 0;
+            h.remap_failure = failure ? 1 : 0;
+        }
+    }
+}
+
+constexpr unsigned kAffinityWords = 128;  // 8192 CPUs
+
+void read_device(const Api& api, unsigned index, NvmlSnapshot& snap) {
+    nvmlDevice_t dev = nullptr;
+    nvmlReturn_t rc = api.handle(index, &dev);
+    if (rc != NVML_SUCCESS) {
+        snap.warnings.push_back("NVML device " + std::to_string(index) + ": no handle: " + api.describe(rc));
+        return;
+    }
+    NvmlGpuInfo g;
+    g.nvml_index = index;
+    nvmlPciInfo_t pci;
+    std::memset(&pci, 0, sizeof pci);
+    rc = api.pci(dev, &pci);
+    if (rc != NVML_SUCCESS || !pci_address_of(pci, g.pci)) {
+        snap.warnings.push_back("NVML device " + std::to_string(index) + ": no PCI bus id" +
+                                (rc != NVML_SUCCESS ? ": " + api.describe(rc) : std::string()));
+        return;
+    }
+    g.pci_vendor_id = pci.pciDeviceId & 0xffffu;
+    g.pci_device_id = pci.pciDeviceId >> 16;
+    if (api.minor) {
+        unsigned m = 0;
+        if (api.minor(dev, &m) == NVML_SUCCESS) g.minor = static_cast<int>(m);
+    }
+    if (api.name) {
+        char buf[GPUTOPO_NVML_DEVICE_NAME_BUFFER_SIZE] = {};
+        if (api.name(dev, buf, sizeof buf) == NVML_SUCCESS) g.name = fixed_string(buf, sizeof buf);
+    }
+    if (api.uuid) {
+        char buf[GPUTOPO_NVML_DEVICE_UUID_BUFFER_SIZE] = {};
+        if (api.uuid(dev, buf, sizeof buf) == NVML_SUCCESS) g.uuid = fixed_string(buf, sizeof buf);
+    }
+    if (api.memory) {
+        nvmlMemory_t mem;
+        std::memset(&mem, 0, sizeof mem);
+        rc = api.memory(dev, &mem);
+        if (rc == NVML_SUCCESS)
+            g.memory_bytes = mem.total;
+        else if (rc == NVML_ERROR_GPU_IS_LOST)
+            g.errors.push_back("GPU is lost: " + api.describe(rc));
+    }
+    if (api.cpu_affinity) {
+        unsigned long words[kAffinityWords] = {};
+        if (api.cpu_affinity(dev, kAffinityWords, words) == NVML_SUCCESS) {
+            constexpr int bits = static_cast<int>(sizeof(unsigned long) * 8);
+            for (unsigned w = 0; w < kAffinityWords; ++w)
+                for (int b = 0; b < bits; ++b)
+                    if (words[w] & (1UL << b)) g.cpus.set(static_cast<int>(w) * bits + b);
+        }
+    }
+    read_links(api, dev, g);
+    read_fabric(api, dev, g);
+    read_health(api, dev, g);
+    snap.gpus.push_back(std::move(g));
+}
+
+NvmlSnapshot read_nvml_impl(const std::string& requested) {
+    NvmlSnapshot snap;
+    std::string lib = requested;
+    if (lib.empty()) {
+        const char* env = std::getenv(kNvmlLibraryEnv);
+        lib = env && *env ? env : "libnvidia-ml.so.1";
+    }
+    snap.library = lib;
+    NvmlLibrary library(lib);
+    if (!library.loaded()) {
+        snap.reason = "cannot load " + lib + ": " + library.error();
+        return snap;
+    }
+    Api api(library);
+    if (!api.init || !api.shutdown || !api.count || !api.handle || !api.pci) {
+        snap.reason = lib + " lacks the NVML functions gputopo needs (nvmlInit_v2, nvmlDeviceGetCount_v2, "
+                            "nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetPciInfo_v3): driver too old?";
+        return snap;
+    }
+    nvmlReturn_t rc = api.init();
+    if (rc != NVML_SUCCESS) {
+        snap.reason = "nvmlInit failed: " + api.describe(rc);
+        return snap;
+    }
+    if (api.driver_version) {
+        char buf[GPUTOPO_NVML_DRIVER_VERSION_BUFFER_SIZE] = {};
+        if (api.driver_version(buf, sizeof buf) == NVML_SUCCESS) snap.driver_version = fixed_string(buf, sizeof buf);
+    }
+    unsigned count = 0;
+    rc = api.count(&count);
+    if (rc != NVML_SUCCESS) {
+        snap.reason = "nvmlDeviceGetCount failed: " + api.describe(rc);
+    } else if (count == 0) {
+        snap.reason = "NVML sees no GPU";
+    } else {
+        for (unsigned i = 0; i < count; ++i) read_device(api, i, snap);
+        snap.available = !snap.gpus.empty();
+        if (!snap.available) snap.reason = "NVML could not read any of its " + std::to_string(count) + " GPUs";
+    }
+    api.shutdown();
+    return snap;
+}
+
+}  // namespace
+
+NvmlSnapshot read_nvml(const std::string& library) {
+    try {
+        return read_nvml_impl(library);
+    } catch (const std::exception& e) {
+        NvmlSnapshot snap;
+        snap.reason = std::string("NVML read failed: ") + e.what();
+        return snap;
+    } catch (...) {
+        NvmlSnapshot snap;
+        snap.reason = "NVML read failed";
+        return snap;
+    }
+}
+
+}  // namespace gputopo

@@ -1,0 +1,85 @@
+// NVML source: what the NVIDIA driver says about this machine's GPUs, read
+// through libnvidia-ml.so.1 loaded at run time (dlopen; nothing links it).
+// No library, no driver or no GPU is not an error: the snapshot says "not
+// available" and why, and the model keeps what hwloc gave. Never throws.
+// Merging into the model happens in topo/sources/source_merge.hpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "topo/core/cpuset.hpp"
+#include "topo/core/pci_address.hpp"
+
+namespace gputopo {
+
+enum class NvlinkRemote { Gpu, Switch, Cpu, Unknown };
+const char* nvlink_remote_name(NvlinkRemote r);  // "gpu", "nvswitch", "cpu", "unknown"
+
+struct NvmlLinkInfo {
+    int link = 0;                 // NVLink index on the GPU
+    bool active = false;
+    NvlinkRemote remote = NvlinkRemote::Unknown;
+    bool remote_pci_known = false;
+    PciAddress remote_pci;
+    // Error counters (DL replay, recovery, CRC flit, CRC data); -1 unknown.
+    int64_t replay_errors = -1;
+    int64_t recovery_errors = -1;
+    int64_t crc_flit_errors = -1;
+    int64_t crc_data_errors = -1;
+};
+
+struct NvmlHealth {
+    // -1 = unknown / not supported on this GPU.
+    int64_t ecc_uncorrected_volatile = -1;
+    int64_t ecc_corrected_volatile = -1;
+    int64_t retired_pages_sbe = -1;
+    int64_t retired_pages_dbe = -1;
+    int retired_pages_pending = -1;   // 1 pending, 0 none
+    int64_t remapped_rows_correctable = -1;
+    int64_t remapped_rows_uncorrectable = -1;
+    int remap_pending = -1;
+    int remap_failure = -1;
+};
+
+struct NvmlGpuInfo {
+    unsigned nvml_index = 0;
+    PciAddress pci;
+    unsigned pci_vendor_id = 0;
+    unsigned pci_device_id = 0;
+    int minor = -1;               // /dev/nvidiaN
+    std::string name;
+    std::string uuid;
+    uint64_t memory_bytes = 0;
+    CpuSet cpus;                  // CPU affinity (NVML's ideal CPUs); empty when unknown
+    std::vector<NvmlLinkInfo> links;  // only the links NVML reports (state query succeeded)
+    // Fabric (multi-node NVLink): state 3 = completed; uuid "" when not reported.
+    int fabric_state = -1;        // -1 unknown / not supported
+    int fabric_status = -1;       // nvmlReturn_t of the probe, when completed
+    std::string fabric_cluster_uuid;  // canonical 8-4-4-4-12 lowercase hex
+    int fabric_clique = -1;
+    NvmlHealth health;
+    std::vector<std::string> errors;  // per-GPU NVML failures worth reporting
+};
+
+struct NvmlSnapshot {
+    bool available = false;
+    std::string reason;           // why not available (library, driver, no GPU, ...)
+    std::string library;          // what was loaded
+    std::string driver_version;
+    std::vector<NvmlGpuInfo> gpus;
+    std::vector<std::string> warnings;
+
+    const NvmlGpuInfo* find(const PciAddress& pci) const;
+};
+
+// Environment variable naming the NVML library to load instead of
+// libnvidia-ml.so.1 (tests point it at the fake library).
+inline constexpr const char* kNvmlLibraryEnv = "GPUTOPO_NVML_LIBRARY";
+
+// Reads every GPU NVML sees. `library`: a path or soname; "" means
+// $GPUTOPO_NVML_LIBRARY, else "libnvidia-ml.so.1". Never throws.
+NvmlSnapshot read_nvml(const std::string& library = "");
+
+}  // namespace gputopo

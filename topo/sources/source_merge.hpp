@@ -1,0 +1,59 @@
+// The one place where live sources refine a node model read by hwloc (or
+// from a file): NVML (names, uuids, memory, NVLinks and NVSwitches, fabric
+// cliques) and NIC port state (sysfs), keyed by PCI bus id / RDMA device
+// name; plus the site's storage NICs. Missing sources leave the model as it
+// was. Nothing here throws for an absent library, driver or sysfs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topo/core/model.hpp"
+#include "topo/sources/nic_state.hpp"
+#include "topo/sources/nvml_source.hpp"
+
+namespace gputopo {
+
+// NVML into the model:
+//  - each NVML GPU is matched by bus id (a GPU hwloc missed is added, with a
+//    warning); name, uuid, memory, NVML CPU affinity (when the model has
+//    none), "nvmlN" device name, fabric cluster uuid + clique;
+//  - NVLinks: active links to a peer GPU give a direct link (count = active
+//    links); GPUs with active links to NVSwitches are all joined through
+//    them (via_switch, count = the smaller of the two GPUs' switch links);
+//    these replace the NVLink links the model had between NVML's GPUs, so a
+//    link that is down is no longer counted.
+// Not available: the model is unchanged (a warning when it has NVIDIA GPUs).
+void merge_nvml(Node& node, const NvmlSnapshot& nvml);
+
+// NIC port state into the model, by RDMA device name (else PCI bus id):
+// ports (state, link layer, rate, RoCE v2 GID index), speed; an RDMA device
+// hwloc missed is added. An Ethernet RDMA device whose readable GID table has
+// no RoCE v2 GID on any active port (no IP address: plain management
+// Ethernet) is not used for GPU traffic (rdma = false) and says so.
+void merge_nic_state(Node& node, const std::vector<NicState>& nics);
+
+// Marks NICs as storage (never used for GPU traffic): each name may be an
+// RDMA device (mlx5_4), a netdev (ib3) or a PCI bus id. Returns the names
+// that matched nothing (for a warning).
+std::vector<std::string> mark_storage_nics(Node& node, const std::vector<std::string>& names);
+
+// What to read on this machine besides hwloc.
+struct LiveSources {
+    bool nvml = true;
+    std::string nvml_library;            // "" = $GPUTOPO_NVML_LIBRARY or libnvidia-ml.so.1
+    bool nic_state = true;
+    std::string sysfs_root;              // "" = "/"
+    std::vector<std::string> storage_nics;
+};
+
+// Refines `node` (this machine's model) with the live sources; never throws.
+// GPUs whose nearest NIC is down get a warning naming the fallback
+// (nic_fallbacks()), which `gputopo show` prints.
+void apply_live_sources(Node& node, const LiveSources& sources);
+
+// This machine: hwloc (throws TopologyError as discover_this_machine does)
+// refined by apply_live_sources.
+Node discover_live(const LiveSources& sources = LiveSources());
+
+}  // namespace gputopo
