@@ -229,17 +229,6 @@ std::vector<std::string> option_keys() {
     return keys;
 }
 
-bool option_takes_value(const std::string& key) {
-    const Spec* s = find_spec(key);
-    return s && s->takes_value;
-}
-
-void apply_option(Options& o, const std::string& key, const std::string& value, const std::string& where) {
-    const Spec* s = find_spec(key);
-    if (!s) throw ParseError("gputopo: " + where + ": unknown option '" + key + "' (expected one of: " + key_list() + ")");
-    s->set(o, where, value);
-}
-
 void apply_config_text(Options& o, const std::string& text, const std::string& file_name) {
     std::stringstream ss(text);
     std::string line;

@@ -74,10 +74,8 @@ using Getenv = std::function<std::optional<std::string>(const std::string&)>;
 Options parse_options(int argc, const char* const* argv, const Getenv& getenv_fn);
 
 // The pieces, for tests.
-void apply_option(Options& o, const std::string& key, const std::string& value, const std::string& where);
 void apply_config_text(Options& o, const std::string& text, const std::string& file_name);
 std::vector<std::string> option_keys();
-bool option_takes_value(const std::string& key);
 
 // Value parsers. Throw ParseError naming `what`.
 double parse_duration(const std::string& text, const std::string& what);  // "90", "90s", "30m", "2h", "1d", "1h30m"

@@ -9,8 +9,8 @@
 //   numa     each GPU's CPU affinity sane and as expected
 //   health   uncorrectable ECC, row-remap failures / pending, retired pages
 // Each check is ok, warn, fail or skip. Exit code: 0 when nothing failed, 1
-// otherwise. The launcher calls run_doctor() before starting its child; the
-// CLI prints doctor_table() or doctor_json().
+// otherwise. The CLI (gputopo doctor) prints doctor_table() or doctor_json();
+// the launcher runs it as a command through --preflight.
 #pragma once
 
 #include <optional>

@@ -478,21 +478,6 @@ std::vector<std::vector<int>> heuristic(const Node& node, const std::vector<int>
 
 }  // namespace
 
-GroupScore group_score(const Node& node, const std::vector<int>& group) {
-    GroupScore s;
-    for (size_t x = 0; x < group.size(); ++x)
-        for (size_t y = x + 1; y < group.size(); ++y) {
-            int a = group[x], b = group[y];
-            int r = gpu_gpu_path(node, a, b).rank();
-            const Gpu& ga = node.gpus[static_cast<size_t>(a)];
-            const Gpu& gb = node.gpus[static_cast<size_t>(b)];
-            s.worst = std::max(s.worst, r);
-            s.sum += r;
-            s.pci += pci_path(node, ga.pci_object, gb.pci_object, ga.numa, gb.numa).rank();
-        }
-    return s;
-}
-
 std::vector<std::vector<int>> group_gpus(const Node& node, const std::vector<int>& gpus_in,
                                          const std::vector<GroupKind>& kinds_in) {
     std::vector<int> gpus = gpus_in;

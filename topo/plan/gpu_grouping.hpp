@@ -55,9 +55,6 @@ struct GroupScore {
     bool operator==(const GroupScore& o) const { return worst == o.worst && sum == o.sum && pci == o.pci; }
 };
 
-// Score of one group of GPU indices (worst/sum/pci over its pairs).
-GroupScore group_score(const Node& node, const std::vector<int>& group);
-
 // Partitions `gpus` (distinct GPU indices, any order) into groups of at most
 // two kinds whose sizes times counts add up to gpus.size(). Returns the
 // costed groups, each ascending, ordered by their lowest GPU. Kinds with

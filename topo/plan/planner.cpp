@@ -60,6 +60,7 @@
 #include "topo/plan/gpu_grouping.hpp"
 #include "topo/plan/islands.hpp"
 #include "topo/plan/nic_selection.hpp"
+#include "topo/plan/task_env.hpp"
 
 namespace gputopo {
 
@@ -80,12 +81,6 @@ Mode parse_mode(const std::string& text) {
 }
 
 namespace {
-
-std::string join_ints(const std::vector<int>& v) {
-    std::string s;
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-    return s;
-}
 
 void validate(const Node& node, const PlanRequest& req) {
     if (req.ntasks < 1)

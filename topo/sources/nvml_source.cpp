@@ -11,16 +11,6 @@
 
 namespace gputopo {
 
-const char* nvlink_remote_name(NvlinkRemote r) {
-    switch (r) {
-        case NvlinkRemote::Gpu: return "gpu";
-        case NvlinkRemote::Switch: return "nvswitch";
-        case NvlinkRemote::Cpu: return "cpu";
-        case NvlinkRemote::Unknown: break;
-    }
-    return "unknown";
-}
-
 const NvmlGpuInfo* NvmlSnapshot::find(const PciAddress& pci) const {
     for (const auto& g : gpus)
         if (g.pci == pci) return &g;

@@ -15,7 +15,6 @@
 namespace gputopo {
 
 enum class NvlinkRemote { Gpu, Switch, Cpu, Unknown };
-const char* nvlink_remote_name(NvlinkRemote r);  // "gpu", "nvswitch", "cpu", "unknown"
 
 struct NvmlLinkInfo {
     int link = 0;                 // NVLink index on the GPU

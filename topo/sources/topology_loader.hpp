@@ -8,8 +8,6 @@
 
 namespace gputopo {
 
-enum class TopologyFormat { HwlocXml, NcclXml };
-
 // Throws TopologyError with one clear message naming the file and what was
 // expected: missing/unreadable file, not XML, XML that is not a topology,
 // hwloc 3.0 XML, a topology with no GPUs.
