@@ -129,114 +129,149 @@ std::string write_node_snapshot(const Node& n) {
     return s;
 }
 
+namespace {
+
+TopologyError not_a_snapshot(const std::string& name, const std::string& why) {
+    return TopologyError("gputopo: " + name + " is not a gputopo node snapshot (version 1): " + why);
+}
+
+// One line of a snapshot: its tab-separated fields and typed access to them.
+struct Record {
+    std::vector<std::string> f;
+    size_t lineno;
+    const std::string& name;
+
+    const std::string& tag() const { return f[0]; }
+    TopologyError bad(const std::string& why) const { return not_a_snapshot(name, why); }
+    void need(size_t k) const {
+        if (f.size() != k + 1) throw bad("line " + std::to_string(lineno) + ": " + tag() + " needs " + std::to_string(k) + " fields");
+    }
+    int I(size_t i) const { return std::stoi(f[i]); }
+    unsigned U(size_t i) const { return static_cast<unsigned>(std::stoul(f[i])); }
+    CpuSet C(size_t i) const { return CpuSet::parse_list(unesc(f[i])); }
+    PciAddress A(size_t i) const { return PciAddress::parse(f[i]); }
+};
+
+PciObject read_pci(const Record& r) {
+    r.need(9);
+    PciObject p;
+    p.kind = static_cast<PciKind>(r.I(1));
+    p.parent = r.I(2);
+    p.has_address = r.I(3) != 0;
+    p.address = r.A(4);
+    p.class_id = r.U(5);
+    p.vendor_id = r.U(6);
+    p.device_id = r.U(7);
+    p.numa = r.I(8);
+    p.local_cpus = r.C(9);
+    return p;
+}
+
+Gpu read_gpu(const Record& r) {
+    r.need(12);
+    Gpu g;
+    g.index = r.I(1);
+    g.vendor = static_cast<Vendor>(r.I(2));
+    g.model = unesc(r.f[3]);
+    g.pci = r.A(4);
+    g.pci_object = r.I(5);
+    g.numa = r.I(6);
+    g.local_cpus = r.C(7);
+    g.os_names = unesc_list(r.f[8]);
+    g.uuid = unesc(r.f[9]);
+    g.memory_bytes = std::stoull(r.f[10]);
+    g.fabric_cluster_uuid = unesc(r.f[11]);
+    g.fabric_clique = r.I(12);
+    return g;
+}
+
+Nic read_nic(const Record& r) {
+    r.need(9);
+    Nic x;
+    x.name = unesc(r.f[1]);
+    x.netdevs = unesc_list(r.f[2]);
+    x.pci = r.A(3);
+    x.pci_object = r.I(4);
+    x.numa = r.I(5);
+    x.local_cpus = r.C(6);
+    x.rdma = r.I(7) != 0;
+    x.storage = r.I(8) != 0;
+    x.speed_gbps = std::stod(r.f[9]);
+    return x;
+}
+
+GpuLink read_link(const Record& r) {
+    r.need(6);
+    GpuLink l;
+    l.a = r.I(1);
+    l.b = r.I(2);
+    l.kind = static_cast<LinkKind>(r.I(3));
+    l.count = r.I(4);
+    l.bandwidth_gbps = std::stod(r.f[5]);
+    l.via_switch = r.I(6) != 0;
+    return l;
+}
+
+// Adds one record to `n`; false at the end line.
+bool read_record(Node& n, const Record& r) {
+    const std::string& tag = r.tag();
+    if (tag == "node") {
+        r.need(3);
+        n.hostname = unesc(r.f[1]);
+        n.source = unesc(r.f[2]);
+        n.cpus = r.C(3);
+    } else if (tag == "package") {
+        r.need(2);
+        n.packages.push_back({r.I(1), r.C(2)});
+    } else if (tag == "numa") {
+        r.need(3);
+        n.numa_nodes.push_back({r.I(1), r.C(2), std::stoull(r.f[3])});
+    } else if (tag == "core") {
+        r.need(3);
+        n.cores.push_back({r.I(1), r.I(2), r.C(3)});
+    } else if (tag == "pci") {
+        n.pci.push_back(read_pci(r));
+    } else if (tag == "gpu") {
+        n.gpus.push_back(read_gpu(r));
+    } else if (tag == "nic") {
+        n.nics.push_back(read_nic(r));
+    } else if (tag == "port") {
+        r.need(5);
+        if (n.nics.empty()) throw r.bad("port before any nic");
+        n.nics.back().ports.push_back({r.I(1), unesc(r.f[2]), unesc(r.f[3]), std::stod(r.f[4]), r.I(5)});
+    } else if (tag == "link") {
+        n.links.push_back(read_link(r));
+    } else if (tag == "warning") {
+        r.need(1);
+        n.warnings.push_back(unesc(r.f[1]));
+    } else if (tag == "end") {
+        return false;
+    } else {
+        throw r.bad("line " + std::to_string(r.lineno) + ": unknown record '" + tag + "'");
+    }
+    return true;
+}
+
+}  // namespace
+
 Node read_node_snapshot(const std::string& text, const std::string& name) {
-    auto bad = [&](const std::string& why) {
-        return TopologyError("gputopo: " + name + " is not a gputopo node snapshot (version 1): " + why);
-    };
     std::istringstream in(text);
     std::string line;
-    if (!std::getline(in, line) || line != kHeader) throw bad("wrong header");
+    if (!std::getline(in, line) || line != kHeader) throw not_a_snapshot(name, "wrong header");
     Node n;
     bool ended = false;
     size_t lineno = 1;
     try {
-        while (std::getline(in, line)) {
+        while (!ended && std::getline(in, line)) {
             ++lineno;
-            std::vector<std::string> f = split(line, '\t');
-            const std::string& tag = f[0];
-            auto need = [&](size_t k) {
-                if (f.size() != k + 1) throw bad("line " + std::to_string(lineno) + ": " + tag + " needs " + std::to_string(k) + " fields");
-            };
-            auto I = [&](size_t i) { return std::stoi(f[i]); };
-            auto U = [&](size_t i) { return static_cast<unsigned>(std::stoul(f[i])); };
-            auto C = [&](size_t i) { return CpuSet::parse_list(unesc(f[i])); };
-            auto A = [&](size_t i) { return PciAddress::parse(f[i]); };
-            if (tag == "node") {
-                need(3);
-                n.hostname = unesc(f[1]);
-                n.source = unesc(f[2]);
-                n.cpus = C(3);
-            } else if (tag == "package") {
-                need(2);
-                n.packages.push_back({I(1), C(2)});
-            } else if (tag == "numa") {
-                need(3);
-                n.numa_nodes.push_back({I(1), C(2), std::stoull(f[3])});
-            } else if (tag == "core") {
-                need(3);
-                n.cores.push_back({I(1), I(2), C(3)});
-            } else if (tag == "pci") {
-                need(9);
-                PciObject p;
-                p.kind = static_cast<PciKind>(I(1));
-                p.parent = I(2);
-                p.has_address = I(3) != 0;
-                p.address = A(4);
-                p.class_id = U(5);
-                p.vendor_id = U(6);
-                p.device_id = U(7);
-                p.numa = I(8);
-                p.local_cpus = C(9);
-                n.pci.push_back(p);
-            } else if (tag == "gpu") {
-                need(12);
-                Gpu g;
-                g.index = I(1);
-                g.vendor = static_cast<Vendor>(I(2));
-                g.model = unesc(f[3]);
-                g.pci = A(4);
-                g.pci_object = I(5);
-                g.numa = I(6);
-                g.local_cpus = C(7);
-                g.os_names = unesc_list(f[8]);
-                g.uuid = unesc(f[9]);
-                g.memory_bytes = std::stoull(f[10]);
-                g.fabric_cluster_uuid = unesc(f[11]);
-                g.fabric_clique = I(12);
-                n.gpus.push_back(g);
-            } else if (tag == "nic") {
-                need(9);
-                Nic x;
-                x.name = unesc(f[1]);
-                x.netdevs = unesc_list(f[2]);
-                x.pci = A(3);
-                x.pci_object = I(4);
-                x.numa = I(5);
-                x.local_cpus = C(6);
-                x.rdma = I(7) != 0;
-                x.storage = I(8) != 0;
-                x.speed_gbps = std::stod(f[9]);
-                n.nics.push_back(x);
-            } else if (tag == "port") {
-                need(5);
-                if (n.nics.empty()) throw bad("port before any nic");
-                n.nics.back().ports.push_back({I(1), unesc(f[2]), unesc(f[3]), std::stod(f[4]), I(5)});
-            } else if (tag == "link") {
-                need(6);
-                GpuLink l;
-                l.a = I(1);
-                l.b = I(2);
-                l.kind = static_cast<LinkKind>(I(3));
-                l.count = I(4);
-                l.bandwidth_gbps = std::stod(f[5]);
-                l.via_switch = I(6) != 0;
-                n.links.push_back(l);
-            } else if (tag == "warning") {
-                need(1);
-                n.warnings.push_back(unesc(f[1]));
-            } else if (tag == "end") {
-                ended = true;
-                break;
-            } else {
-                throw bad("line " + std::to_string(lineno) + ": unknown record '" + tag + "'");
-            }
+            ended = !read_record(n, Record{split(line, '\t'), lineno, name});
         }
     } catch (const TopologyError&) {
         throw;
     } catch (const std::exception& e) {
-        throw bad("line " + std::to_string(lineno) + ": " + e.what());
+        throw not_a_snapshot(name, "line " + std::to_string(lineno) + ": " + e.what());
     }
-    if (!ended) throw bad("truncated (no end line)");
+    if (!ended) throw not_a_snapshot(name, "truncated (no end line)");
     return n;
 }
 

@@ -29,20 +29,9 @@ bool is_nvswitch_pci(const Node& node, const PciAddress& a) {
     return false;
 }
 
-}  // namespace
-
-void merge_nvml(Node& node, const NvmlSnapshot& nvml) {
-    if (!nvml.available) {
-        bool nvidia = std::any_of(node.gpus.begin(), node.gpus.end(),
-                                  [](const Gpu& g) { return g.vendor == Vendor::Nvidia; });
-        if (nvidia)
-            node.warnings.push_back("NVML not available (" + nvml.reason +
-                                    "): NVLink state and GPU health unknown, using what hwloc reports");
-        return;
-    }
-    for (const auto& w : nvml.warnings) node.warnings.push_back("NVML: " + w);
-
-    // Position in node.gpus of each NVML GPU (adding those hwloc missed).
+// Every NVML GPU's position in node.gpus, adding those hwloc missed, with
+// NVML's name, UUID, memory, CPU locality (when hwloc had none) and fabric.
+std::vector<int> merge_gpu_identities(Node& node, const NvmlSnapshot& nvml) {
     std::vector<int> pos(nvml.gpus.size(), -1);
     for (size_t k = 0; k < nvml.gpus.size(); ++k) {
         const NvmlGpuInfo& ng = nvml.gpus[k];
@@ -68,32 +57,41 @@ void merge_nvml(Node& node, const NvmlSnapshot& nvml) {
         g.fabric_cluster_uuid = ng.fabric_cluster_uuid;
         g.fabric_clique = ng.fabric_cluster_uuid.empty() ? -1 : ng.fabric_clique;
     }
+    return pos;
+}
 
-    // NVLinks as NVML sees them now.
+// Active NVLinks as NVML sees them now, by NVML GPU index.
+struct ActiveLinks {
     bool any_link_info = false;
-    std::map<std::pair<int, int>, int> direct;  // (pos a, pos b) -> active links seen from a
-    std::vector<int> to_switch(nvml.gpus.size(), 0);
+    std::map<std::pair<int, int>, int> direct;  // (a, b) -> active links to b seen from a
+    std::vector<int> to_switch;                 // active links to an NVSwitch
+};
+
+ActiveLinks count_active_links(const Node& node, const NvmlSnapshot& nvml) {
+    ActiveLinks a;
+    a.to_switch.assign(nvml.gpus.size(), 0);
     for (size_t k = 0; k < nvml.gpus.size(); ++k) {
         for (const auto& l : nvml.gpus[k].links) {
-            any_link_info = true;
+            a.any_link_info = true;
             if (!l.active) continue;
             int peer = -1;
             if (l.remote_pci_known)
                 for (size_t j = 0; j < nvml.gpus.size(); ++j)
                     if (j != k && nvml.gpus[j].pci == l.remote_pci) peer = static_cast<int>(j);
             if (l.remote == NvlinkRemote::Gpu || (l.remote == NvlinkRemote::Unknown && peer >= 0)) {
-                if (peer >= 0) direct[{static_cast<int>(k), peer}]++;
+                if (peer >= 0) a.direct[{static_cast<int>(k), peer}]++;
             } else if (l.remote == NvlinkRemote::Switch ||
                        (l.remote == NvlinkRemote::Unknown && l.remote_pci_known && is_nvswitch_pci(node, l.remote_pci))) {
-                to_switch[k]++;
+                a.to_switch[k]++;
             }
         }
     }
-    if (!any_link_info) {
-        node.finalize();
-        return;
-    }
+    return a;
+}
 
+// Removes the NVLinks between GPUs NVML knows from node.links (NVML's view
+// replaces them) and returns them by (lower, higher) GPU position.
+std::map<std::pair<int, int>, GpuLink> take_nvml_gpu_links(Node& node, const std::vector<int>& pos) {
     std::vector<bool> in_nvml(node.gpus.size(), false);
     for (int p : pos) in_nvml[static_cast<size_t>(p)] = true;
     std::map<std::pair<int, int>, GpuLink> old;
@@ -108,7 +106,13 @@ void merge_nvml(Node& node, const NvmlSnapshot& nvml) {
             kept.push_back(l);
     }
     node.links = kept;
+    return old;
+}
 
+// One NVLink per GPU pair from NVML's counts; the bandwidth per link comes
+// from the link the source reported before, when it had one.
+void add_nvml_links(Node& node, const std::vector<int>& pos, const ActiveLinks& active,
+                    const std::map<std::pair<int, int>, GpuLink>& old) {
     auto add = [&](int a, int b, int count, bool via_switch) {
         if (count <= 0) return;
         GpuLink l;
@@ -122,21 +126,38 @@ void merge_nvml(Node& node, const NvmlSnapshot& nvml) {
             l.bandwidth_gbps = it->second.bandwidth_gbps / it->second.count * count;
         node.links.push_back(l);
     };
-    for (size_t a = 0; a < nvml.gpus.size(); ++a)
-        for (size_t b = a + 1; b < nvml.gpus.size(); ++b) {
-            auto ab = direct.find({static_cast<int>(a), static_cast<int>(b)});
-            auto ba = direct.find({static_cast<int>(b), static_cast<int>(a)});
-            int n_ab = ab == direct.end() ? 0 : ab->second;
-            int n_ba = ba == direct.end() ? 0 : ba->second;
+    for (size_t a = 0; a < pos.size(); ++a)
+        for (size_t b = a + 1; b < pos.size(); ++b) {
+            auto ab = active.direct.find({static_cast<int>(a), static_cast<int>(b)});
+            auto ba = active.direct.find({static_cast<int>(b), static_cast<int>(a)});
+            int n_ab = ab == active.direct.end() ? 0 : ab->second;
+            int n_ba = ba == active.direct.end() ? 0 : ba->second;
             // Both ends report the same links when healthy; a link down at
             // either end does not carry traffic.
             int direct_links = (n_ab && n_ba) ? std::min(n_ab, n_ba) : std::max(n_ab, n_ba);
-            int switched = std::min(to_switch[a], to_switch[b]);
+            int switched = std::min(active.to_switch[a], active.to_switch[b]);
             if (switched > 0)
                 add(pos[a], pos[b], switched + direct_links, true);
             else
                 add(pos[a], pos[b], direct_links, false);
         }
+}
+
+}  // namespace
+
+void merge_nvml(Node& node, const NvmlSnapshot& nvml) {
+    if (!nvml.available) {
+        bool nvidia = std::any_of(node.gpus.begin(), node.gpus.end(),
+                                  [](const Gpu& g) { return g.vendor == Vendor::Nvidia; });
+        if (nvidia)
+            node.warnings.push_back("NVML not available (" + nvml.reason +
+                                    "): NVLink state and GPU health unknown, using what hwloc reports");
+        return;
+    }
+    for (const auto& w : nvml.warnings) node.warnings.push_back("NVML: " + w);
+    std::vector<int> pos = merge_gpu_identities(node, nvml);
+    ActiveLinks active = count_active_links(node, nvml);
+    if (active.any_link_info) add_nvml_links(node, pos, active, take_nvml_gpu_links(node, pos));
     node.finalize();
 }
 
