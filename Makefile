@@ -6,6 +6,7 @@
 #                   `srun --gpu-topo=island,verbose` job on shipped topologies
 #   make check-unit unit tests only;  make SAN=1 check-unit  under ASan+UBSan
 #   make bench      run the benchmarks under bench/
+#   make golden     rewrite tests/fixtures/expected/ (the expected plans) from the planner
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #
 # Sources are found by directory:
@@ -85,7 +86,7 @@ TARGETS := $(LIB) $(if $(CLI_SRC),$(CLI)) $(if $(SPANK_GLUE_SRC),$(PLUGIN)) \
 LAUNCH_TOPO := $(BUILD)/gputopo-launch-topology.so
 TARGETS += $(if $(LAUNCH_TOPO_SRC),$(LAUNCH_TOPO))
 
-.PHONY: all check check-unit check-cluster demo bench install deps clean unit-tests
+.PHONY: all check check-unit check-cluster demo bench install deps clean unit-tests golden
 all: $(TARGETS)
 
 $(BUILD)/obj/%.o: %.cpp
@@ -155,6 +156,11 @@ unit-tests: $(if $(CLI_SRC),$(CLI))
 
 check-unit: unit-tests
 	bash tests/run_tests.sh --build $(BUILD) --unit-only
+
+# Rewrite the checked-in expected plans (tests/fixtures/expected/) after an
+# intended planner change; review the diff and commit it.
+golden: unit-tests
+	GPUTOPO_UPDATE_GOLDEN=1 $(UNIT) "[golden]"
 
 check-cluster: all
 	bash tests/run_tests.sh --build $(BUILD) --cluster-only

@@ -6,7 +6,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <dirent.h>
 #include <functional>
 #include <map>
 #include <set>
@@ -28,22 +27,6 @@ using gputopo::PlanRequest;
 
 namespace {
 
-std::vector<std::string> fixture_files() {
-    std::vector<std::string> out;
-    for (const char* sub : {"hwloc", "nccl"}) {
-        std::string dir = gputopo_test::topology(sub);
-        if (DIR* d = opendir(dir.c_str())) {
-            while (dirent* e = readdir(d)) {
-                std::string name = e->d_name;
-                if (name.size() > 4 && name.compare(name.size() - 4, 4, ".xml") == 0) out.push_back(dir + "/" + name);
-            }
-            closedir(d);
-        }
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
 struct Loaded {
     std::string path;
     Node node;
@@ -52,7 +35,8 @@ struct Loaded {
 const std::vector<Loaded>& loaded_fixtures() {
     static std::vector<Loaded> all = [] {
         std::vector<Loaded> v;
-        for (const auto& f : fixture_files()) {
+        for (const auto& rel : gputopo_test::topology_files()) {
+            std::string f = gputopo_test::topology(rel);
             try {
                 v.push_back({f, gputopo::load_topology_file(f)});
             } catch (const std::exception& e) {

@@ -23,6 +23,10 @@ struct PlanRequest {
     int gpus_per_task = 0;              // 0: allocated / ntasks (at least 1 when there are GPUs)
     std::optional<CpuSet> allowed_cpus; // CPUs the step may use; default: every CPU of the node
     Mode mode = Mode::Closest;
+    // More tasks than allowed cores local to their GPUs: false (default) keeps
+    // them on those cores' hardware threads; true gives each task whole cores,
+    // spilling to the nearest other cores (cpu_allocation.hpp).
+    bool whole_cores = false;
 };
 
 struct TaskBinding {
