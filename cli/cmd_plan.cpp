@@ -20,12 +20,14 @@ std::vector<OptionSpec> plan_options() {
             {"--gpus-per-task", "K", "GPUs per task (default: allocated GPUs / tasks)"},
             {"--cpus", "CPULIST", "CPUs the step may use, e.g. 0-31,64-95 (default: every CPU)"},
             {"--mode", "none|closest|island", "binding mode (default: closest)"},
+            {"--whole-cores", "", "more tasks than cores local to their GPUs: whole cores elsewhere, not hardware threads"},
             format_option()};
 }
 
 const char* const kUsage =
     "usage: gputopo plan [--topology FILE] [--gpus LIST] [--ntasks N] [--gpus-per-task K]\n"
-    "                    [--cpus CPULIST] [--mode none|closest|island] [--format table|json]\n\n"
+    "                    [--cpus CPULIST] [--mode none|closest|island] [--whole-cores]\n"
+    "                    [--format table|json]\n\n"
     "Prints, per local task, the GPUs, CPUs, memory NUMA nodes, NICs and island the plugin\n"
     "would bind it to, and the node-wide NIC list (NCCL_IB_HCA).\n\n";
 
@@ -43,6 +45,7 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out) {
     PlanRequest req;
     const bool json = want_json(parsed);
     req.mode = parse_mode(parse_choice("--mode", parsed.get("--mode", "closest"), {"none", "closest", "island"}));
+    req.whole_cores = parsed.has("--whole-cores");
     std::vector<int> gpus;
     if (parsed.has("--gpus")) gpus = parse_gpu_list("--gpus", parsed.get("--gpus"));
     if (parsed.has("--ntasks")) req.ntasks = parse_count("--ntasks", parsed.get("--ntasks"), 1);

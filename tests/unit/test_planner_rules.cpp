@@ -301,14 +301,19 @@ TEST_CASE("rule 3: CPU-only steps, unknown cores, unknown locality, too few core
     CHECK(s.tasks[1].cpus.to_list() == "3-5");
     CHECK(s.tasks[1].mems == std::vector<int>{1});
 
-    // Fewer cores than tasks: one core each, shared.
+    // Fewer cores than tasks: a hardware thread each (default), or with
+    // whole_cores one core each, shared.
     PlanRequest r;
     r.gpus = {0, 1};
     r.ntasks = 2;
     r.allowed_cpus = CpuSet::parse_list("0,8");  // one core
     Plan t = gputopo::make_plan(n, r);
-    CHECK(t.tasks[0].cpus.to_list() == "0,8");
-    CHECK(t.tasks[1].cpus.to_list() == "0,8");
+    CHECK(t.tasks[0].cpus.to_list() == "0");
+    CHECK(t.tasks[1].cpus.to_list() == "8");
+    r.whole_cores = true;
+    Plan w = gputopo::make_plan(n, r);
+    CHECK(w.tasks[0].cpus.to_list() == "0,8");
+    CHECK(w.tasks[1].cpus.to_list() == "0,8");
 }
 
 TEST_CASE("rule 3: GPUs whose locality spans NUMA nodes share it in blocks", "[planner]") {

@@ -1,19 +1,45 @@
 #include "topo/plan/cpu_allocation.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <numeric>
 #include <tuple>
+
+#include "topo/plan/task_env.hpp"
 
 namespace gputopo {
 
 namespace {
 
+// What tasks are given: a whole core (its allowed PUs) or, on cores split
+// into hardware threads, one PU.
 struct Unit {
     CpuSet pus;
-    int first = -1;
+    int first = -1;  // lowest PU
+    int core = -1;   // lowest allowed PU of its core: the units of a core sort together
     int numa = -1;
     int package = -1;
 };
+
+// Tasks with the same domain, in order of first appearance.
+struct Classes {
+    std::vector<CpuSet> domain;
+    std::vector<std::vector<int>> tasks;
+    std::vector<int> of;  // task -> class
+};
+
+// How near each unit is to each class, and each class's units in the order it
+// takes them.
+struct Preferences {
+    std::vector<std::vector<int>> level;  // [class][unit]: 0 in the domain, 1 same NUMA node, 2 same package, 3 other
+    std::vector<std::vector<int>> local;  // [class]: the domain's units
+    std::vector<std::vector<int>> other;  // [class]: the rest, nearest first
+};
+
+using Owned = std::vector<std::vector<int>>;  // [task]: unit indices
+
+size_t at(int i) { return static_cast<size_t>(i); }
 
 int numa_of(const Node& node, int pu) {
     for (const auto& n : node.numa_nodes)
@@ -27,210 +53,284 @@ int package_of(const Node& node, int pu) {
     return -1;
 }
 
-std::vector<Unit> build_units(const Node& node, const CpuSet& allowed) {
+bool in_domain(const CpuSet& domain, const CpuSet& pus) { return domain.empty() || domain.contains(pus); }
+
+Classes classes_of(const std::vector<CpuSet>& domains) {
+    Classes cls;
+    for (const CpuSet& d : domains) {
+        auto it = std::find(cls.domain.begin(), cls.domain.end(), d);
+        int c = static_cast<int>(it - cls.domain.begin());
+        if (it == cls.domain.end()) {
+            cls.domain.push_back(d);
+            cls.tasks.emplace_back();
+        }
+        cls.tasks[at(c)].push_back(static_cast<int>(cls.of.size()));
+        cls.of.push_back(c);
+    }
+    return cls;
+}
+
+// Hardware-thread policy: the PUs of the cores that are split into one unit
+// per PU: the allowed cores of every class's domain that holds fewer of them
+// than the class has tasks (and more PUs than cores).
+CpuSet cores_to_split(const Node& node, const Classes& cls, const CpuSet& universe) {
+    CpuSet split;
+    for (size_t c = 0; c < cls.domain.size(); ++c) {
+        CpuSet pus;
+        int cores = 0;
+        for (const auto& core : node.cores) {
+            CpuSet s = core.pus & universe;
+            if (s.empty() || !in_domain(cls.domain[c], s)) continue;
+            ++cores;
+            pus |= s;
+        }
+        if (cores < static_cast<int>(cls.tasks[c].size()) && pus.count() > cores) split |= pus;
+    }
+    return split;
+}
+
+std::vector<Unit> build_units(const Node& node, const CpuSet& universe, const CpuSet& split) {
     std::vector<Unit> units;
-    CpuSet universe = node.cpus.empty() ? allowed : (node.cpus & allowed);
-    CpuSet covered;
-    auto add = [&](const CpuSet& pus, int numa, int package) {
+    auto add = [&](const CpuSet& pus, int core, int numa, int package) {
         Unit u;
         u.pus = pus;
         u.first = pus.first();
+        u.core = core;
         u.numa = numa >= 0 ? numa : numa_of(node, u.first);
         u.package = package >= 0 ? package : package_of(node, u.first);
         units.push_back(u);
     };
+    CpuSet covered;
     for (const auto& core : node.cores) {
         CpuSet s = core.pus & universe;
         covered |= core.pus;
-        if (!s.empty()) add(s, core.numa, core.package);
+        if (s.empty()) continue;
+        if (s.intersects(split))
+            for (int pu : s.to_vector()) add(CpuSet::range(pu, pu), s.first(), core.numa, core.package);
+        else
+            add(s, s.first(), core.numa, core.package);
     }
-    for (int pu : (universe - covered).to_vector()) add(CpuSet::range(pu, pu), -1, -1);
-    std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.first < b.first; });
+    for (int pu : (universe - covered).to_vector()) add(CpuSet::range(pu, pu), pu, -1, -1);
+    std::sort(units.begin(), units.end(),
+              [](const Unit& a, const Unit& b) { return std::tie(a.core, a.first) < std::tie(b.core, b.first); });
     return units;
 }
 
-std::string task_list(const std::vector<int>& tasks) {
-    std::string s;
-    for (size_t i = 0; i < tasks.size(); ++i) s += (i ? "," : "") + std::to_string(tasks[i]);
-    return s;
-}
-
-}  // namespace
-
-std::vector<TaskCpus> allocate_cpus(const Node& node, const std::vector<CpuSet>& domains, const CpuSet& allowed,
-                                    std::vector<std::string>& notes) {
-    const int ntasks = static_cast<int>(domains.size());
-    std::vector<TaskCpus> out(static_cast<size_t>(ntasks));
-    if (ntasks == 0) return out;
-    std::vector<Unit> units = build_units(node, allowed);
-    const int nunits = static_cast<int>(units.size());
-    if (nunits == 0) {
-        notes.push_back("no CPUs to bind: the step's allowed CPUs are empty or the topology lists no CPUs");
-        return out;
-    }
-
-    // Classes of tasks with the same domain, in order of first appearance.
-    std::vector<CpuSet> class_domain;
-    std::vector<int> class_of(static_cast<size_t>(ntasks));
-    std::vector<std::vector<int>> class_tasks;
-    for (int t = 0; t < ntasks; ++t) {
-        const CpuSet& d = domains[static_cast<size_t>(t)];
-        int c = -1;
-        for (size_t k = 0; k < class_domain.size(); ++k)
-            if (class_domain[k] == d) c = static_cast<int>(k);
-        if (c < 0) {
-            c = static_cast<int>(class_domain.size());
-            class_domain.push_back(d);
-            class_tasks.emplace_back();
-        }
-        class_of[static_cast<size_t>(t)] = c;
-        class_tasks[static_cast<size_t>(c)].push_back(t);
-    }
-    const size_t nclasses = class_domain.size();
-
-    // in_domain[c][u]; a class with an empty domain (no preference) has every unit.
-    std::vector<std::vector<bool>> in_domain(nclasses, std::vector<bool>(static_cast<size_t>(nunits), false));
-    std::vector<int> wanted_by(static_cast<size_t>(nunits), 0);  // classes whose domain holds the unit
+// Domain units least wanted by other classes first, then core order; the
+// other units by nearness (same NUMA node, same package, the rest), least
+// wanted first, then core order.
+Preferences rank_units(const Node& node, const std::vector<Unit>& units, const Classes& cls) {
+    const size_t nclasses = cls.domain.size(), nunits = units.size();
+    Preferences p;
+    p.level.assign(nclasses, std::vector<int>(nunits, 0));
+    p.local.resize(nclasses);
+    p.other.resize(nclasses);
+    std::vector<int> wanted_by(nunits, 0);  // classes whose domain holds the unit
     for (size_t c = 0; c < nclasses; ++c)
-        for (int u = 0; u < nunits; ++u) {
-            bool in = class_domain[c].empty() || class_domain[c].contains(units[static_cast<size_t>(u)].pus);
-            in_domain[c][static_cast<size_t>(u)] = in;
-            if (in) ++wanted_by[static_cast<size_t>(u)];
-        }
-
-    // Preference lists: domain units (least wanted by others first, then core
-    // order), then the other units by nearness (same NUMA node, same package,
-    // the rest), least wanted first, then core order.
-    std::vector<std::vector<int>> dom_list(nclasses), spill_list(nclasses);
-    std::vector<std::vector<int>> level(nclasses, std::vector<int>(static_cast<size_t>(nunits), 0));
+        for (size_t u = 0; u < nunits; ++u)
+            if (in_domain(cls.domain[c], units[u].pus)) ++wanted_by[u];
     for (size_t c = 0; c < nclasses; ++c) {
         std::vector<int> numas, packages;
         for (const auto& n : node.numa_nodes)
-            if (n.cpus.intersects(class_domain[c])) numas.push_back(n.os_index);
-        for (const auto& p : node.packages)
-            if (p.cpus.intersects(class_domain[c])) packages.push_back(p.os_index);
+            if (n.cpus.intersects(cls.domain[c])) numas.push_back(n.os_index);
+        for (const auto& pk : node.packages)
+            if (pk.cpus.intersects(cls.domain[c])) packages.push_back(pk.os_index);
         auto has = [](const std::vector<int>& v, int x) { return x >= 0 && std::find(v.begin(), v.end(), x) != v.end(); };
-        for (int u = 0; u < nunits; ++u) {
-            const Unit& un = units[static_cast<size_t>(u)];
-            int lv = in_domain[c][static_cast<size_t>(u)] ? 0 : has(numas, un.numa) ? 1 : has(packages, un.package) ? 2 : 3;
-            level[c][static_cast<size_t>(u)] = lv;
-            (lv == 0 ? dom_list[c] : spill_list[c]).push_back(u);
+        for (size_t u = 0; u < nunits; ++u) {
+            const Unit& un = units[u];
+            int lv = in_domain(cls.domain[c], un.pus) ? 0 : has(numas, un.numa) ? 1 : has(packages, un.package) ? 2 : 3;
+            p.level[c][u] = lv;
+            (lv == 0 ? p.local[c] : p.other[c]).push_back(static_cast<int>(u));
         }
         auto by_pref = [&](int a, int b) {
-            return std::make_tuple(level[c][static_cast<size_t>(a)], wanted_by[static_cast<size_t>(a)], a) <
-                   std::make_tuple(level[c][static_cast<size_t>(b)], wanted_by[static_cast<size_t>(b)], b);
+            return std::make_tuple(p.level[c][at(a)], wanted_by[at(a)], a) <
+                   std::make_tuple(p.level[c][at(b)], wanted_by[at(b)], b);
         };
-        std::sort(dom_list[c].begin(), dom_list[c].end(), by_pref);
-        std::sort(spill_list[c].begin(), spill_list[c].end(), by_pref);
+        std::sort(p.local[c].begin(), p.local[c].end(), by_pref);
+        std::sort(p.other[c].begin(), p.other[c].end(), by_pref);
     }
+    return p;
+}
 
-    std::vector<int> owner(static_cast<size_t>(nunits), -1);
-    std::vector<std::vector<int>> owned(static_cast<size_t>(ntasks));
-
-    if (nunits < ntasks) {
-        // Tasks must share: each gets the nearest unit used by the fewest tasks.
-        std::vector<int> uses(static_cast<size_t>(nunits), 0);
-        for (int t = 0; t < ntasks; ++t) {
-            size_t c = static_cast<size_t>(class_of[static_cast<size_t>(t)]);
-            int best = -1;
-            for (const auto* list : {&dom_list[c], &spill_list[c]})
-                for (int u : *list)
-                    if (best < 0 || uses[static_cast<size_t>(u)] < uses[static_cast<size_t>(best)]) best = u;
-            ++uses[static_cast<size_t>(best)];
-            owned[static_cast<size_t>(t)].push_back(best);
-        }
-        notes.push_back("fewer CPU cores (" + std::to_string(nunits) + ") than tasks (" + std::to_string(ntasks) +
-                        "): tasks share cores, one core each");
-    } else {
-        const int spill_cap = (nunits + ntasks - 1) / ntasks;
-        std::vector<bool> spill(static_cast<size_t>(ntasks), false);
-        std::vector<int> cap(static_cast<size_t>(ntasks), nunits);
-        std::vector<size_t> pos_dom(static_cast<size_t>(ntasks), 0), pos_spill(static_cast<size_t>(ntasks), 0);
-        std::vector<int> spilled;
-        for (size_t c = 0; c < nclasses; ++c)
-            if (dom_list[c].size() < class_tasks[c].size())
-                for (int t : class_tasks[c]) {
-                    spill[static_cast<size_t>(t)] = true;
-                    cap[static_cast<size_t>(t)] = spill_cap;
-                }
-        auto next_free = [&](const std::vector<int>& list, size_t& pos) {
-            while (pos < list.size() && owner[static_cast<size_t>(list[pos])] >= 0) ++pos;
-            return pos < list.size() ? list[pos] : -1;
-        };
-        bool progress = true;
-        while (progress) {
-            progress = false;
-            for (int t = 0; t < ntasks; ++t) {
-                size_t ts = static_cast<size_t>(t);
-                if (static_cast<int>(owned[ts].size()) >= cap[ts]) continue;
-                size_t c = static_cast<size_t>(class_of[ts]);
-                int u = next_free(dom_list[c], pos_dom[ts]);
-                if (u < 0 && !spill[ts] && owned[ts].empty()) {
-                    spill[ts] = true;  // its domain ran out before it got anything
-                    cap[ts] = spill_cap;
-                }
-                if (u < 0 && spill[ts]) u = next_free(spill_list[c], pos_spill[ts]);
-                if (u < 0) continue;
-                owner[static_cast<size_t>(u)] = t;
-                owned[ts].push_back(u);
-                progress = true;
+// A maximum matching of tasks to units of their domains (augmenting paths,
+// most constrained tasks first, each trying its units in preference order):
+// as many tasks as possible get one local unit. -1: the task can get none.
+std::vector<int> match_local(const Classes& cls, const Preferences& pref, int nunits) {
+    const int ntasks = static_cast<int>(cls.of.size());
+    std::vector<int> unit_of(at(ntasks), -1), task_of(at(nunits), -1), seen(at(nunits), -1);
+    std::vector<int> order(at(ntasks));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return pref.local[at(cls.of[at(a)])].size() < pref.local[at(cls.of[at(b)])].size();
+    });
+    std::function<bool(int, int)> augment = [&](int t, int round) {
+        for (int u : pref.local[at(cls.of[at(t)])]) {
+            if (seen[at(u)] == round) continue;
+            seen[at(u)] = round;
+            if (task_of[at(u)] < 0 || augment(task_of[at(u)], round)) {
+                task_of[at(u)] = t;
+                unit_of[at(t)] = u;
+                return true;
             }
         }
-        for (int t = 0; t < ntasks; ++t) {
-            size_t c = static_cast<size_t>(class_of[static_cast<size_t>(t)]);
-            bool outside = false;
-            for (int u : owned[static_cast<size_t>(t)]) outside = outside || level[c][static_cast<size_t>(u)] > 0;
-            if (outside) spilled.push_back(t);
-        }
-        // Lay each class's units out again as contiguous blocks: domain units
-        // in core order first, then the spilled ones by nearness.
-        for (size_t c = 0; c < nclasses; ++c) {
-            std::vector<int> pool;
-            for (int t : class_tasks[c]) pool.insert(pool.end(), owned[static_cast<size_t>(t)].begin(), owned[static_cast<size_t>(t)].end());
-            std::sort(pool.begin(), pool.end(), [&](int a, int b) {
-                return std::make_pair(level[c][static_cast<size_t>(a)], a) < std::make_pair(level[c][static_cast<size_t>(b)], b);
-            });
-            size_t at = 0;
-            for (int t : class_tasks[c]) {
-                size_t cnt = owned[static_cast<size_t>(t)].size();
-                owned[static_cast<size_t>(t)].assign(pool.begin() + static_cast<long>(at), pool.begin() + static_cast<long>(at + cnt));
-                at += cnt;
-            }
-        }
-        // Tasks of different classes that spilled into the same NUMA node got
-        // its units interleaved: lay out again, as contiguous blocks in task
-        // order, every set of units that no task can tell apart (same NUMA
-        // node, same nearness level for every class).
-        std::map<std::vector<int>, std::vector<int>> alike;  // key -> units (core order)
-        for (int u = 0; u < nunits; ++u) {
-            if (owner[static_cast<size_t>(u)] < 0) continue;
-            std::vector<int> key{units[static_cast<size_t>(u)].numa};
-            for (size_t c = 0; c < nclasses; ++c) key.push_back(level[c][static_cast<size_t>(u)]);
-            alike[key].push_back(u);
-        }
-        std::vector<int> holder(static_cast<size_t>(nunits), -1);
-        for (int t = 0; t < ntasks; ++t)
-            for (int u : owned[static_cast<size_t>(t)]) holder[static_cast<size_t>(u)] = t;
-        for (const auto& [key, pool] : alike) {
-            std::map<int, int> count;  // task -> units held in this set (task order)
-            for (int u : pool) ++count[holder[static_cast<size_t>(u)]];
-            if (count.size() < 2) continue;
-            size_t at = 0;
-            for (const auto& [t, cnt] : count)
-                for (int k = 0; k < cnt; ++k) holder[static_cast<size_t>(pool[at++])] = t;
-        }
-        for (auto& o : owned) o.clear();
-        for (int u = 0; u < nunits; ++u)
-            if (holder[static_cast<size_t>(u)] >= 0) owned[static_cast<size_t>(holder[static_cast<size_t>(u)])].push_back(u);
-        if (!spilled.empty())
-            notes.push_back("tasks " + task_list(spilled) +
-                            ": not enough allowed cores local to their GPUs; they also use the nearest other cores");
-    }
+        return false;
+    };
+    for (int i = 0; i < ntasks; ++i) augment(order[at(i)], i);
+    return unit_of;
+}
 
+// Fewer units than tasks: each task gets one unit, used by the fewest tasks
+// so far; with `stay_local`, one of its domain's units when it has any.
+Owned share_units(const Classes& cls, const Preferences& pref, int nunits, bool stay_local) {
+    const int ntasks = static_cast<int>(cls.of.size());
+    std::vector<int> uses(at(nunits), 0);
+    Owned owned(at(ntasks));
     for (int t = 0; t < ntasks; ++t) {
-        TaskCpus& tc = out[static_cast<size_t>(t)];
-        for (int u : owned[static_cast<size_t>(t)]) {
-            const Unit& un = units[static_cast<size_t>(u)];
+        size_t c = at(cls.of[at(t)]);
+        int best = -1;
+        for (const auto* list : {&pref.local[c], &pref.other[c]}) {
+            if (stay_local && best >= 0) break;
+            for (int u : *list)
+                if (best < 0 || uses[at(u)] < uses[at(best)]) best = u;
+        }
+        ++uses[at(best)];
+        owned[at(t)].push_back(best);
+    }
+    return owned;
+}
+
+// Units dealt one per task per round in task order, starting from the matched
+// ones. A class with a task that got no local unit spills: its tasks take,
+// after their domain's units, the nearest other units, each up to
+// ceil(units / tasks); the other tasks take only domain units.
+Owned deal_units(const Classes& cls, const Preferences& pref, const std::vector<int>& matched, int nunits) {
+    const int ntasks = static_cast<int>(cls.of.size());
+    const int spill_cap = (nunits + ntasks - 1) / ntasks;
+    std::vector<int> owner(at(nunits), -1);
+    Owned owned(at(ntasks));
+    std::vector<bool> spill(at(ntasks), false);
+    for (int t = 0; t < ntasks; ++t) {
+        if (matched[at(t)] >= 0) {
+            owner[at(matched[at(t)])] = t;
+            owned[at(t)].push_back(matched[at(t)]);
+        } else {
+            for (int s : cls.tasks[at(cls.of[at(t)])]) spill[at(s)] = true;
+        }
+    }
+    std::vector<size_t> pos_local(at(ntasks), 0), pos_other(at(ntasks), 0);
+    auto next_free = [&](const std::vector<int>& list, size_t& pos) {
+        while (pos < list.size() && owner[at(list[pos])] >= 0) ++pos;
+        return pos < list.size() ? list[pos] : -1;
+    };
+    // Round r: every task with fewer than r units takes one (the matched
+    // units were round 1); the rounds end with the first in which no task
+    // takes a unit, after round 2.
+    size_t last = 2;
+    for (size_t round = 1; round <= last; ++round) {
+        for (int t = 0; t < ntasks; ++t) {
+            size_t ts = at(t), c = at(cls.of[ts]);
+            if (owned[ts].size() >= round) continue;
+            if (spill[ts] && static_cast<int>(owned[ts].size()) >= spill_cap) continue;
+            int u = next_free(pref.local[c], pos_local[ts]);
+            if (u < 0 && spill[ts]) u = next_free(pref.other[c], pos_other[ts]);
+            if (u < 0) continue;
+            owner[at(u)] = t;
+            owned[ts].push_back(u);
+            last = round + 1;
+        }
+    }
+    return owned;
+}
+
+// Each class's units laid out again as contiguous blocks in task order, level
+// by level (domain units first, then the spilled ones by nearness), so every
+// task keeps as many units of each level as it was dealt.
+void layout_class_blocks(const Classes& cls, const Preferences& pref, Owned& owned) {
+    for (size_t c = 0; c < cls.domain.size(); ++c) {
+        Owned next(cls.tasks[c].size());
+        for (int level = 0; level <= 3; ++level) {
+            std::vector<int> pool;
+            std::vector<size_t> count;
+            for (int t : cls.tasks[c]) {
+                size_t k = 0;
+                for (int u : owned[at(t)])
+                    if (pref.level[c][at(u)] == level) {
+                        pool.push_back(u);
+                        ++k;
+                    }
+                count.push_back(k);
+            }
+            std::sort(pool.begin(), pool.end());
+            size_t from = 0;
+            for (size_t i = 0; i < count.size(); ++i) {
+                next[i].insert(next[i].end(), pool.begin() + static_cast<long>(from),
+                               pool.begin() + static_cast<long>(from + count[i]));
+                from += count[i];
+            }
+        }
+        for (size_t i = 0; i < cls.tasks[c].size(); ++i) owned[at(cls.tasks[c][i])] = next[i];
+    }
+}
+
+// Tasks of different classes that spilled into the same NUMA node got its
+// units interleaved: lay out again, as contiguous blocks in task order, every
+// set of units that no task can tell apart (same NUMA node, same nearness
+// level for every class).
+void layout_alike_blocks(const std::vector<Unit>& units, const Preferences& pref, Owned& owned) {
+    const int nunits = static_cast<int>(units.size());
+    std::vector<int> holder(at(nunits), -1);
+    for (size_t t = 0; t < owned.size(); ++t)
+        for (int u : owned[t]) holder[at(u)] = static_cast<int>(t);
+    std::map<std::vector<int>, std::vector<int>> alike;  // key -> units (core order)
+    for (int u = 0; u < nunits; ++u) {
+        if (holder[at(u)] < 0) continue;
+        std::vector<int> key{units[at(u)].numa};
+        for (const auto& lv : pref.level) key.push_back(lv[at(u)]);
+        alike[key].push_back(u);
+    }
+    for (const auto& [key, pool] : alike) {
+        std::map<int, int> count;  // task -> units held in this set (task order)
+        for (int u : pool) ++count[holder[at(u)]];
+        if (count.size() < 2) continue;
+        size_t i = 0;
+        for (const auto& [t, cnt] : count)
+            for (int k = 0; k < cnt; ++k) holder[at(pool[i++])] = t;
+    }
+    for (auto& o : owned) o.clear();
+    for (int u = 0; u < nunits; ++u)
+        if (holder[at(u)] >= 0) owned[at(holder[at(u)])].push_back(u);
+}
+
+// Tasks (in order) that were given a unit outside their domain.
+std::vector<int> spilled_tasks(const Classes& cls, const Preferences& pref, const Owned& owned) {
+    std::vector<int> out;
+    for (size_t t = 0; t < owned.size(); ++t)
+        for (int u : owned[t])
+            if (pref.level[at(cls.of[t])][at(u)] > 0) {
+                out.push_back(static_cast<int>(t));
+                break;
+            }
+    return out;
+}
+
+// Tasks (in order) whose domain's cores were split into hardware threads.
+std::vector<int> threaded_tasks(const Classes& cls, const std::vector<Unit>& units, const CpuSet& split) {
+    std::vector<int> out;
+    for (size_t t = 0; t < cls.of.size(); ++t) {
+        const CpuSet& d = cls.domain[at(cls.of[t])];
+        bool threaded = false;
+        for (const auto& u : units) threaded = threaded || (split.test(u.first) && in_domain(d, u.pus));
+        if (threaded) out.push_back(static_cast<int>(t));
+    }
+    return out;
+}
+
+std::vector<TaskCpus> to_task_cpus(const std::vector<Unit>& units, const Owned& owned) {
+    std::vector<TaskCpus> out(owned.size());
+    for (size_t t = 0; t < owned.size(); ++t) {
+        TaskCpus& tc = out[t];
+        for (int u : owned[t]) {
+            const Unit& un = units[at(u)];
             tc.cpus |= un.pus;
             if (un.numa >= 0 && std::find(tc.mems.begin(), tc.mems.end(), un.numa) == tc.mems.end())
                 tc.mems.push_back(un.numa);
@@ -238,6 +338,46 @@ std::vector<TaskCpus> allocate_cpus(const Node& node, const std::vector<CpuSet>&
         std::sort(tc.mems.begin(), tc.mems.end());
     }
     return out;
+}
+
+}  // namespace
+
+std::vector<TaskCpus> allocate_cpus(const Node& node, const std::vector<CpuSet>& domains, const CpuSet& allowed,
+                                    bool whole_cores, std::vector<std::string>& notes) {
+    const int ntasks = static_cast<int>(domains.size());
+    if (ntasks == 0) return {};
+    const Classes cls = classes_of(domains);
+    const CpuSet universe = node.cpus.empty() ? allowed : (node.cpus & allowed);
+    const CpuSet split = whole_cores ? CpuSet() : cores_to_split(node, cls, universe);
+    const std::vector<Unit> units = build_units(node, universe, split);
+    const int nunits = static_cast<int>(units.size());
+    if (nunits == 0) {
+        notes.push_back("no CPUs to bind: the step's allowed CPUs are empty or the topology lists no CPUs");
+        return std::vector<TaskCpus>(at(ntasks));
+    }
+    const Preferences pref = rank_units(node, units, cls);
+
+    Owned owned;
+    if (nunits < ntasks) {
+        owned = share_units(cls, pref, nunits, !whole_cores);
+        notes.push_back(split.empty() ? "fewer CPU cores (" + std::to_string(nunits) + ") than tasks (" +
+                                            std::to_string(ntasks) + "): tasks share cores, one core each"
+                                      : "fewer CPU cores and hardware threads (" + std::to_string(nunits) +
+                                            ") than tasks (" + std::to_string(ntasks) + "): tasks share them, one each");
+    } else {
+        owned = deal_units(cls, pref, match_local(cls, pref, nunits), nunits);
+        layout_class_blocks(cls, pref, owned);
+        layout_alike_blocks(units, pref, owned);
+        std::vector<int> spilled = spilled_tasks(cls, pref, owned);
+        if (!spilled.empty())
+            notes.push_back("tasks " + join_ints(spilled) +
+                            ": not enough allowed cores local to their GPUs; they also use the nearest other cores");
+    }
+    std::vector<int> threaded = threaded_tasks(cls, units, split);
+    if (!threaded.empty())
+        notes.push_back("tasks " + join_ints(threaded) +
+                        ": more tasks than allowed cores local to their GPUs; they use those cores' hardware threads");
+    return to_task_cpus(units, owned);
 }
 
 }  // namespace gputopo

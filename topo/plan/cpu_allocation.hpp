@@ -5,19 +5,32 @@
 // allowed CPUs; when the source knows no cores (NCCL XML) every PU is a unit.
 // Each task has a locality domain: the CPUs local to its GPUs (empty: no
 // preference, e.g. a CPU-only step or GPUs of unknown locality: all units).
-//  - Tasks with the same domain form a class. A class whose domain holds at
-//    least one unit per task stays inside it and shares ALL of it: balanced
-//    (sizes differ by at most one unit, earlier tasks get the larger share),
-//    contiguous blocks in core order. Units outside every domain stay unused.
-//  - A class with fewer units than tasks spills: its tasks take, after the
-//    domain's units, the nearest other units (same NUMA node, then same
+// Tasks with the same domain form a class.
+//  - More tasks than cores: a class whose domain holds fewer allowed cores
+//    than it has tasks, by default, splits those cores into hardware threads
+//    (one unit per PU), so its tasks stay on their GPUs' CPUs (as mpibind
+//    does; a note says so). With `whole_cores` (--gpu-topo=...,wholecores,
+//    gputopo plan --whole-cores) cores are never split and the class spills
+//    (below): each task keeps whole cores, some on other NUMA nodes.
+//  - Every task that can be local is: first, each task gets one unit of its
+//    domain by a maximum matching of tasks to domain units (augmenting paths,
+//    most constrained tasks first), so a task whose GPUs span two NUMA nodes
+//    never takes the only cores another task has.
+//  - A class whose tasks all got a local unit stays inside its domain and
+//    shares ALL of it: balanced (sizes differ by at most one unit, earlier
+//    tasks get the larger share), contiguous blocks in core order. Units
+//    outside every domain stay unused.
+//  - A class with a task that got no local unit spills: its tasks take, after
+//    the domain's units, the nearest other units (same NUMA node, then same
 //    package, then the rest; in each level units no other task wants first,
 //    then core order), each up to ceil(units / tasks).
 //  - Units are dealt one per task per round in task order, so tasks competing
 //    for the same units end up balanced; afterwards each class's units are
-//    laid out again as contiguous blocks.
-//  - Fewer units than tasks: every task gets one unit, the nearest one used
-//    by the fewest tasks so far (tasks share; a note says so).
+//    laid out again as contiguous blocks, level by level (so every task keeps
+//    its local units).
+//  - Fewer units than tasks: every task gets one unit, the one used by the
+//    fewest tasks so far: among its domain's units (with whole_cores: among
+//    all, nearest first on ties). Tasks share; a note says so.
 // mems: the NUMA nodes (OS indices) of a task's CPUs.
 #pragma once
 
@@ -35,8 +48,9 @@ struct TaskCpus {
 };
 
 // domains[t]: CPUs local to task t's GPUs (empty: no preference).
-// allowed: the CPUs the step may use. Appends human-readable notes.
+// allowed: the CPUs the step may use. whole_cores: never split cores into
+// hardware threads (spill instead). Appends human-readable notes.
 std::vector<TaskCpus> allocate_cpus(const Node& node, const std::vector<CpuSet>& domains, const CpuSet& allowed,
-                                    std::vector<std::string>& notes);
+                                    bool whole_cores, std::vector<std::string>& notes);
 
 }  // namespace gputopo

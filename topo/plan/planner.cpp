@@ -32,10 +32,22 @@
 //    unknown), within the step's allowed CPUs. A task's CPUs lie within the
 //    local CPUs of its GPUs when those hold at least one core per task placed
 //    there; tasks sharing a locality share all of it in balanced contiguous
-//    blocks (sizes differ by at most one core). Otherwise they spill to the
-//    nearest other cores (same NUMA node, same package, rest). GPUs of
-//    unknown locality and CPU-only steps: the allowed cores spread evenly.
-//    Cores local to no task stay unused. mems: the NUMA nodes of the CPUs.
+//    blocks (sizes differ by at most one core). GPUs of unknown locality and
+//    CPU-only steps: the allowed cores spread evenly. Cores local to no task
+//    stay unused. mems: the NUMA nodes of the CPUs.
+//  * Every task that can have a CPU local to its GPUs has one (a maximum
+//    matching of tasks to allowed local cores): a task whose GPUs span NUMA
+//    nodes never takes the last local core of a task on one of them.
+//  * More tasks than allowed cores local to their GPUs: by default the cores
+//    are split into hardware threads and the tasks stay on them (as mpibind
+//    does): a task's CPU work is mostly feeding its GPU (kernel launches,
+//    pinned host buffers, data loading), which wants the GPU's NUMA node and
+//    its memory more than a core of its own; a core on the other socket puts
+//    every host-device copy across the socket link. Only with more tasks than
+//    local hardware threads, or with PlanRequest::whole_cores
+//    (--gpu-topo=...,wholecores; gputopo plan --whole-cores), tasks keep whole
+//    cores and spill to the nearest other cores (same NUMA node, same
+//    package, rest), each up to ceil(cores / tasks).
 // NICs (nic_selection.hpp)
 //  * Each GPU of each task picks one of the usable RDMA NICs nearest to it
 //    (smallest GPU-NIC distance class); GPUs with the same nearest NICs are
@@ -238,7 +250,7 @@ Plan make_plan(const Node& node, const PlanRequest& req) {
     }
     if (unknown_locality) plan.notes.push_back("some GPUs have no known CPU locality: their tasks' CPUs are spread evenly");
     CpuSet allowed = req.allowed_cpus ? *req.allowed_cpus : node.cpus;
-    std::vector<TaskCpus> cpus = allocate_cpus(node, domains, allowed, plan.notes);
+    std::vector<TaskCpus> cpus = allocate_cpus(node, domains, allowed, req.whole_cores, plan.notes);
     for (size_t t = 0; t < plan.tasks.size(); ++t) {
         plan.tasks[t].cpus = cpus[t].cpus;
         plan.tasks[t].mems = cpus[t].mems;
