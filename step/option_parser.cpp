@@ -8,7 +8,7 @@ namespace gputopo::spank {
 
 namespace {
 
-const char* kChoices = "expected none, closest or island; flags: verbose, strict, isolate, share, help";
+const char* kChoices = "expected none, closest or island; flags: verbose, strict, isolate, share, wholecores, help";
 
 std::vector<std::string> split_commas(const std::string& s) {
     std::vector<std::string> out;
@@ -52,13 +52,14 @@ Options parse_gpu_topo(const std::string& value, const std::string& where) {
         else if (w == "strict") o.strict = true;
         else if (w == "isolate") o.isolate = true;
         else if (w == "share") o.share = true;
+        else if (w == "wholecores") o.whole_cores = true;
         else if (w == "help") o.help = true;
         else if (w.empty())
             throw ParseError("gputopo: empty word in " + input + " (" + kChoices + ")");
         else {
             Mode ignored;
             if (mode_from_word(w, ignored))
-                throw ParseError("gputopo: a second mode '" + w + "' in " + input + " (one mode first, then flags: verbose, strict, isolate, share, help)");
+                throw ParseError("gputopo: a second mode '" + w + "' in " + input + " (one mode first, then flags: verbose, strict, isolate, share, wholecores, help)");
             throw ParseError("gputopo: unknown flag '" + w + "' in " + input + " (" + kChoices + ")");
         }
     }
@@ -73,6 +74,7 @@ std::string to_string(const Options& o) {
     if (o.strict) s += ",strict";
     if (o.isolate) s += ",isolate";
     if (o.share) s += ",share";
+    if (o.whole_cores) s += ",wholecores";
     if (o.help) s += ",help";
     return s;
 }
@@ -89,6 +91,8 @@ std::string help_text() {
            "gputopo:   strict   fail the step when the binding cannot be applied\n"
            "gputopo:   isolate  each task sees only its own GPU(s) in CUDA_VISIBLE_DEVICES\n"
            "gputopo:   share    every task sees all the step's GPUs (default for one GPU per task)\n"
+           "gputopo:   wholecores  more tasks than cores near their GPUs: whole cores further away\n"
+           "gputopo:            instead of the near cores' hardware threads (the default)\n"
            "gputopo:   help     print this text\n"
            "gputopo: example: srun --gpus-per-task=1 --gpu-topo=island,verbose ./app\n";
 }

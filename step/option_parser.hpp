@@ -14,11 +14,12 @@ struct Options {
     bool strict = false;   // fail the step when the binding cannot be applied
     bool isolate = false;  // each task sees only its own GPU(s)
     bool share = false;    // every task sees all the step's GPUs, even with several per task
+    bool whole_cores = false;  // PlanRequest::whole_cores: whole cores elsewhere, not local hardware threads
     bool help = false;     // print the help text and fail
 };
 
 // Throws ParseError, e.g. "gputopo: unknown mode 'x' in --gpu-topo=x (expected
-// none, closest or island; flags: verbose, strict, isolate, share, help)".
+// none, closest or island; flags: verbose, strict, isolate, share, wholecores, help)".
 // `where` names the input in messages ("--gpu-topo=" or "default=").
 Options parse_gpu_topo(const std::string& value, const std::string& where = "--gpu-topo=");
 

@@ -2,8 +2,10 @@
 
 namespace gputopo::spank {
 
-PlanRequest plan_request(const StepInputs& in, int local_tasks, Mode mode, const std::optional<CpuSet>& allowed) {
+PlanRequest plan_request(const StepInputs& in, int local_tasks, Mode mode, const std::optional<CpuSet>& allowed,
+                         bool whole_cores) {
     PlanRequest r;
+    r.whole_cores = whole_cores;
     r.gpus = in.gpus;
     r.ntasks = local_tasks < 1 ? 1 : local_tasks;
     r.allowed_cpus = allowed;

@@ -17,7 +17,8 @@
 namespace gputopo::spank {
 
 // The request for this node's plan. `allowed`: see allowed_cpus().
-PlanRequest plan_request(const StepInputs& in, int local_tasks, Mode mode, const std::optional<CpuSet>& allowed);
+PlanRequest plan_request(const StepInputs& in, int local_tasks, Mode mode, const std::optional<CpuSet>& allowed,
+                         bool whole_cores = false);
 
 struct TaskAction {
     std::vector<EnvVar> set;         // variables to set (overwrite)

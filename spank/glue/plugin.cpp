@@ -63,7 +63,7 @@ char option_name[] = "gpu-topo";
 char option_arginfo[] = "MODE[,FLAG...]";
 char option_usage[] =
     "Bind each task to its GPUs, nearest NIC, CPUs and memory. MODE: none, closest, island; "
-    "FLAGs: verbose, strict, isolate, share, help";
+    "FLAGs: verbose, strict, isolate, share, wholecores, help";
 
 }  // namespace
 

@@ -211,7 +211,8 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
             const CpuSet host = online_cpus();
             st.cpus_on_host = topology_cpus_on_host(st.node, host);
             st.plan = make_plan(st.node, plan_request(st.inputs, st.local_tasks, st.effective.mode,
-                                                      allowed_cpus(st.node, host, current_affinity())));
+                                                      allowed_cpus(st.node, host, current_affinity()),
+                                                      st.effective.whole_cores));
             st.planned = true;
         } catch (const std::exception& e) {
             st.problem = e.what();

@@ -58,12 +58,15 @@ TEST_CASE("--gpu-topo modes and flags", "[spank]") {
     CHECK(parse_gpu_topo("island,share").share);
     CHECK(parse_gpu_topo("help").help);
     CHECK(parse_gpu_topo("island,help").help);
+    CHECK(parse_gpu_topo("closest,wholecores").whole_cores);
+    CHECK_FALSE(parse_gpu_topo("closest").whole_cores);
+    CHECK(to_string(parse_gpu_topo("closest,wholecores")) == "closest,wholecores");
 }
 
 TEST_CASE("--gpu-topo bad values give one message naming the word and the choices", "[spank]") {
     CHECK(message_of([] { parse_gpu_topo("x"); }) ==
           "gputopo: unknown mode 'x' in --gpu-topo=x (expected none, closest or island; flags: verbose, strict, "
-          "isolate, share, help)");
+          "isolate, share, wholecores, help)");
     std::string m = message_of([] { parse_gpu_topo("island,loud"); });
     CHECK(m.find("unknown flag 'loud' in --gpu-topo=island,loud") != std::string::npos);
     CHECK(m.find("verbose, strict, isolate, share") != std::string::npos);
