@@ -6,6 +6,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
+#include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/fabric/island_sources.hpp"
 #include "topo/output/json_writer.hpp"
@@ -82,8 +83,8 @@ int cmd_ranks(const std::vector<std::string>& args, std::ostream& out) {
             out << w.str() << "\n";
             return 0;
         }
-        std::vector<std::vector<std::string>> rows{{"POSITION", "GPUTOPO_ISLAND", "GPUTOPO_ISLAND_RANK",
-                                                    "GPUTOPO_ISLAND_SIZE", "GPUTOPO_NUM_ISLANDS", "GPUTOPO_RANK"}};
+        std::vector<std::vector<std::string>> rows{{"POSITION", env::kIsland, env::kIslandRank, env::kIslandSize,
+                                                    env::kNumIslands, env::kRank}};
         for (uint32_t t = 0; t < tasks; ++t) {
             std::vector<std::string> row{std::to_string(t)};
             for (auto& kv : island_env(place_task(nodes, counts, map, node, t))) row.push_back(kv.second);

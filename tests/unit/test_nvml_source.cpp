@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tests/unit/nvml_fake.hpp"
+#include "topo/core/env_names.hpp"
 #include "topo/sources/nvml_source.hpp"
 
 using namespace gputopo;
@@ -92,9 +93,9 @@ TEST_CASE("NVML: driver not loaded and no fixture give a reason", "[nvml]") {
 TEST_CASE("NVML: GPUTOPO_NVML_LIBRARY selects the library when none is given", "[nvml]") {
     std::string lib = fake_library_or_fail();
     FakeNvmlScenario sc("perlmutter-nv4.nvml");
-    setenv(kNvmlLibraryEnv, lib.c_str(), 1);
+    setenv(env::kNvmlLibrary, lib.c_str(), 1);
     NvmlSnapshot s = read_nvml();
-    unsetenv(kNvmlLibraryEnv);
+    unsetenv(env::kNvmlLibrary);
     CHECK(s.available);
     CHECK(s.library == lib);
     CHECK(s.gpus.size() == 4);

@@ -1,5 +1,5 @@
-// Every environment variable name gputopo reads or sets, defined once and
-// used by the plugin, the launcher, the CLI and the tests alike.
+// Every environment variable name gputopo reads or sets, defined once. Code
+// names a variable through these constants, not a string literal.
 #pragma once
 
 namespace gputopo::env {
@@ -35,5 +35,48 @@ inline constexpr const char* kWorldSize = "WORLD_SIZE";
 inline constexpr const char* kLocalWorldSize = "LOCAL_WORLD_SIZE";
 inline constexpr const char* kMasterAddr = "MASTER_ADDR";
 inline constexpr const char* kMasterPort = "MASTER_PORT";
+
+// gputopo's own settings, read.
+inline constexpr const char* kNvmlLibrary = "GPUTOPO_NVML_LIBRARY";             // NVML to load (tests: the fake)
+inline constexpr const char* kDebugTiming = "GPUTOPO_DEBUG_TIMING";             // plugin: time each phase
+inline constexpr const char* kLaunchConfig = "GPUTOPO_LAUNCH_CONFIG";           // launcher config file
+inline constexpr const char* kLaunchOptionPrefix = "GPUTOPO_LAUNCH_";           // + option key: launcher options
+inline constexpr const char* kLaunchTopologyModule = "GPUTOPO_LAUNCH_TOPOLOGY_MODULE";
+inline constexpr const char* kNoRequeueExit = "GPUTOPO_NO_REQUEUE_EXIT";        // set for the program
+inline constexpr const char* kCheckpointTrigger = "GPUTOPO_CHECKPOINT_TRIGGER"; // set for checkpoint hooks
+
+// Read from Slurm (job, step and task environment).
+inline constexpr const char* kSlurmdNodename = "SLURMD_NODENAME";
+inline constexpr const char* kSlurmClusterName = "SLURM_CLUSTER_NAME";
+inline constexpr const char* kSlurmConf = "SLURM_CONF";
+inline constexpr const char* kSlurmCpusPerTask = "SLURM_CPUS_PER_TASK";
+inline constexpr const char* kSlurmCpuBind = "SLURM_CPU_BIND";
+inline constexpr const char* kSlurmGpusPerTask = "SLURM_GPUS_PER_TASK";
+inline constexpr const char* kSlurmJobid = "SLURM_JOBID";
+inline constexpr const char* kSlurmJobId = "SLURM_JOB_ID";
+inline constexpr const char* kSlurmJobEndTime = "SLURM_JOB_END_TIME";
+inline constexpr const char* kSlurmJobGpus = "SLURM_JOB_GPUS";
+inline constexpr const char* kSlurmJobNodelist = "SLURM_JOB_NODELIST";
+inline constexpr const char* kSlurmJobNumNodes = "SLURM_JOB_NUM_NODES";
+inline constexpr const char* kSlurmLocalid = "SLURM_LOCALID";
+inline constexpr const char* kSlurmNnodes = "SLURM_NNODES";
+inline constexpr const char* kSlurmNodeid = "SLURM_NODEID";
+inline constexpr const char* kSlurmNodelist = "SLURM_NODELIST";
+inline constexpr const char* kSlurmNtasks = "SLURM_NTASKS";
+inline constexpr const char* kSlurmProcid = "SLURM_PROCID";
+inline constexpr const char* kSlurmRestartCount = "SLURM_RESTART_COUNT";
+inline constexpr const char* kSlurmStepid = "SLURM_STEPID";
+inline constexpr const char* kSlurmStepId = "SLURM_STEP_ID";
+inline constexpr const char* kSlurmStepGpus = "SLURM_STEP_GPUS";
+inline constexpr const char* kSlurmStepNodelist = "SLURM_STEP_NODELIST";
+inline constexpr const char* kSlurmStepNumNodes = "SLURM_STEP_NUM_NODES";
+inline constexpr const char* kSlurmStepNumTasks = "SLURM_STEP_NUM_TASKS";
+inline constexpr const char* kSlurmStepTasksPerNode = "SLURM_STEP_TASKS_PER_NODE";
+inline constexpr const char* kSlurmTasksPerNode = "SLURM_TASKS_PER_NODE";
+inline constexpr const char* kSlurmTopologyAddr = "SLURM_TOPOLOGY_ADDR";
+inline constexpr const char* kSlurmTopologyAddrPattern = "SLURM_TOPOLOGY_ADDR_PATTERN";
+
+// Read from the system.
+inline constexpr const char* kTmpdir = "TMPDIR";
 
 }  // namespace gputopo::env

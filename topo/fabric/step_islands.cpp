@@ -24,8 +24,8 @@ std::string first_of(const EnvReader& env, const char* a, const char* b, std::st
 TaskIslands task_islands(const IslandMap& map, const std::string& node_name, const Plan& plan, int task,
                          const EnvReader& env, const Node* node) {
     std::string nodes_var, counts_var;
-    std::string nodelist = first_of(env, "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", &nodes_var);
-    std::string counts_text = first_of(env, "SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE", &counts_var);
+    std::string nodelist = first_of(env, env::kSlurmStepNodelist, env::kSlurmJobNodelist, &nodes_var);
+    std::string counts_text = first_of(env, env::kSlurmStepTasksPerNode, env::kSlurmTasksPerNode, &counts_var);
     Hostlist nodes;
     TaskCounts counts;
     try {
@@ -53,10 +53,10 @@ TaskIslands task_islands(const IslandMap& map, const std::string& node_name, con
                   (p.island_known ? island_source_name(p.source) : "no island information: alone") + ")";
 
     // Task-local evidence: reported when it contradicts the files.
-    std::string pattern = env("SLURM_TOPOLOGY_ADDR_PATTERN").value_or("");
-    std::string leaf = leaf_from_topology_addr(env("SLURM_TOPOLOGY_ADDR").value_or(""), pattern);
+    std::string pattern = env(env::kSlurmTopologyAddrPattern).value_or("");
+    std::string leaf = leaf_from_topology_addr(env(env::kSlurmTopologyAddr).value_or(""), pattern);
     if (!leaf.empty() && p.island_known && p.source == IslandSource::TopologyTree && leaf != p.island)
-        out.warning = "SLURM_TOPOLOGY_ADDR puts " + node_name + " under switch '" + leaf +
+        out.warning = std::string(env::kSlurmTopologyAddr) + " puts " + node_name + " under switch '" + leaf +
                       "' but the island files say '" + p.island + "' (is the topology.conf given to gputopo the one slurmctld uses?)";
     else if (!leaf.empty() && !p.island_known)
         out.warning = node_name + " is under switch '" + leaf + "' (SLURM_TOPOLOGY_ADDR) but no island file names it; " +

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <exception>
 
+#include "topo/core/env_names.hpp"
 #include "topo/sources/nvml_api.hpp"
 
 namespace gputopo {
@@ -317,7 +318,7 @@ NvmlSnapshot read_nvml_impl(const std::string& requested) {
     NvmlSnapshot snap;
     std::string lib = requested;
     if (lib.empty()) {
-        const char* env = std::getenv(kNvmlLibraryEnv);
+        const char* env = std::getenv(env::kNvmlLibrary);
         lib = env && *env ? env : "libnvidia-ml.so.1";
     }
     snap.library = lib;

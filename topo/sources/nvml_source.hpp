@@ -73,10 +73,6 @@ struct NvmlSnapshot {
     const NvmlGpuInfo* find(const PciAddress& pci) const;
 };
 
-// Environment variable naming the NVML library to load instead of
-// libnvidia-ml.so.1 (tests point it at the fake library).
-inline constexpr const char* kNvmlLibraryEnv = "GPUTOPO_NVML_LIBRARY";
-
 // Reads every GPU NVML sees. `library`: a path or soname; "" means
 // $GPUTOPO_NVML_LIBRARY, else "libnvidia-ml.so.1". Never throws.
 NvmlSnapshot read_nvml(const std::string& library = "");
