@@ -229,7 +229,8 @@ TEST_CASE("CPU allocation: more tasks than local cores use hardware threads, or 
 }
 
 TEST_CASE("CPU allocation on the real machines with restricted CPUs: every task that can be local is", "[planner]") {
-    int checked = 0;
+    Lcg rng{11};
+    int checked = 0, scarce = 0;
     for (const auto& rel : gputopo_test::topology_files()) {
         Node n;
         try {
@@ -237,27 +238,44 @@ TEST_CASE("CPU allocation on the real machines with restricted CPUs: every task 
         } catch (const std::exception&) {
             continue;  // the loader's rejections are tested elsewhere
         }
-        if (n.cores.empty()) continue;
-        // One task per GPU; the step may use every 8th, 12th, 16th or 20th
-        // core, which leaves some GPUs' NUMA nodes with few or no cores.
-        std::vector<CpuSet> domains;
-        bool known = true;
-        for (const auto& g : n.gpus) {
-            domains.push_back(g.local_cpus);
-            known = known && !g.local_cpus.empty();
-        }
+        bool known = !n.cores.empty();
+        for (const auto& g : n.gpus) known = known && !g.local_cpus.empty();
         if (!known) continue;
-        for (int k = 2; k <= 5; ++k) {
-            CpuSet allowed;
-            for (size_t i = 0; i < n.cores.size(); i += static_cast<size_t>(k) * 4) allowed |= n.cores[i].pus;
-            const std::vector<CpuSet> cores = units_of(n, allowed, false);
-            if (static_cast<int>(cores.size()) < static_cast<int>(domains.size()) || domains.size() > 16) continue;
-            INFO(rel << " every " << 4 * k << "th core: " << allowed.to_list());
-            std::vector<std::string> notes;
-            auto got = gputopo::allocate_cpus(n, domains, allowed, true, notes);
-            CHECK(local_tasks(domains, got) == hall_local(domains, cores));
-            ++checked;
+        // The step may use every 8th, 12th, 16th or 20th core, or a random
+        // tenth, sixth, quarter or third of them: some GPUs' NUMA nodes keep
+        // few or no cores.
+        std::vector<CpuSet> restrictions;
+        for (size_t k = 8; k <= 20; k += 4) {
+            CpuSet a;
+            for (size_t i = 0; i < n.cores.size(); i += k) a |= n.cores[i].pus;
+            restrictions.push_back(a);
+        }
+        for (int mod : {10, 4, 10, 4, 6, 3, 6, 3}) {
+            CpuSet a;
+            for (const auto& c : n.cores)
+                if (rng.next(mod) == 0) a |= c.pus;
+            restrictions.push_back(a);
+        }
+        for (int per_gpu : {1, 2}) {
+            std::vector<CpuSet> domains;
+            for (const auto& g : n.gpus)
+                for (int k = 0; k < per_gpu; ++k) domains.push_back(g.local_cpus);
+            if (domains.size() > 16) continue;  // 2^tasks subsets in hall_local
+            for (const auto& allowed : restrictions) {
+                const std::vector<CpuSet> cores = units_of(n, allowed, false);
+                if (cores.size() < domains.size()) continue;
+                INFO(rel << ", " << per_gpu << " task(s) per GPU, allowed CPUs " << allowed.to_list());
+                const int best = hall_local(domains, cores);
+                if (best < static_cast<int>(domains.size())) ++scarce;
+                std::vector<std::string> notes;
+                CHECK(local_tasks(domains, gputopo::allocate_cpus(n, domains, allowed, true, notes)) == best);
+                CHECK(local_tasks(domains, gputopo::allocate_cpus(n, domains, allowed, false, notes)) >= best);
+                ++checked;
+            }
         }
     }
-    CHECK(checked >= 10);
+    CHECK(checked >= 100);
+    CHECK(scarce >= 10);
+    WARN("CPU allocation on the real machines with restricted CPUs: " << checked << " cases, " << scarce
+                                                                       << " where not every task can be local");
 }
