@@ -161,4 +161,25 @@ private:
     std::vector<gputopo::GpuLink> links_;
 };
 
+// What the planner hands out within `allowed`, recomputed for the checks:
+// whole cores (their allowed PUs), or single PUs with `by_pu` or when the
+// model knows no cores.
+inline std::vector<gputopo::CpuSet> allowed_units(const gputopo::Node& n, const gputopo::CpuSet& allowed,
+                                                  bool by_pu = false) {
+    std::vector<gputopo::CpuSet> out;
+    if (n.cores.empty()) {
+        for (int pu : (n.cpus & allowed).to_vector()) out.push_back(gputopo::CpuSet::range(pu, pu));
+        return out;
+    }
+    for (const auto& c : n.cores) {
+        gputopo::CpuSet s = c.pus & allowed;
+        if (s.empty()) continue;
+        if (by_pu)
+            for (int pu : s.to_vector()) out.push_back(gputopo::CpuSet::range(pu, pu));
+        else
+            out.push_back(s);
+    }
+    return out;
+}
+
 }  // namespace gputopo_test

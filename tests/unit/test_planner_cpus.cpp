@@ -32,20 +32,6 @@ struct Lcg {
     }
 };
 
-// Allowed units: whole cores (their allowed PUs), or single PUs.
-std::vector<CpuSet> units_of(const Node& n, const CpuSet& allowed, bool by_pu) {
-    std::vector<CpuSet> out;
-    for (const auto& c : n.cores) {
-        CpuSet s = c.pus & allowed;
-        if (s.empty()) continue;
-        if (by_pu)
-            for (int pu : s.to_vector()) out.push_back(CpuSet::range(pu, pu));
-        else
-            out.push_back(s);
-    }
-    return out;
-}
-
 // The most tasks that can each get a distinct unit inside their domain.
 int brute_force_local(const std::vector<CpuSet>& domains, const std::vector<CpuSet>& units) {
     std::vector<bool> used(units.size(), false);
@@ -140,7 +126,7 @@ TEST_CASE("CPU allocation: every task that can be local is, compared with brute 
         Case c = random_case(rng);
         INFO("case " << round << ": " << describe(c));
         const int ntasks = static_cast<int>(c.domains.size());
-        const std::vector<CpuSet> cores = units_of(c.node, c.allowed, false);
+        const std::vector<CpuSet> cores = gputopo_test::allowed_units(c.node, c.allowed, false);
         const int best = brute_force_local(c.domains, cores);
         CHECK(hall_local(c.domains, cores) == best);
         if (best < ntasks) ++scarce;
@@ -167,7 +153,7 @@ TEST_CASE("CPU allocation: every task that can be local is, compared with brute 
         if (!cores.empty() && static_cast<int>(cores.size()) >= ntasks) {
             const int local = local_tasks(c.domains, threads);
             CHECK(local >= best);
-            CHECK(local <= brute_force_local(c.domains, units_of(c.node, c.allowed, true)));
+            CHECK(local <= brute_force_local(c.domains, gputopo_test::allowed_units(c.node, c.allowed, true)));
             CpuSet seen;
             for (const auto& g : threads) {
                 CHECK_FALSE(g.cpus.empty());
@@ -262,7 +248,7 @@ TEST_CASE("CPU allocation on the real machines with restricted CPUs: every task 
                 for (int k = 0; k < per_gpu; ++k) domains.push_back(g.local_cpus);
             if (domains.size() > 16) continue;  // 2^tasks subsets in hall_local
             for (const auto& allowed : restrictions) {
-                const std::vector<CpuSet> cores = units_of(n, allowed, false);
+                const std::vector<CpuSet> cores = gputopo_test::allowed_units(n, allowed, false);
                 if (cores.size() < domains.size()) continue;
                 INFO(rel << ", " << per_gpu << " task(s) per GPU, allowed CPUs " << allowed.to_list());
                 const int best = hall_local(domains, cores);

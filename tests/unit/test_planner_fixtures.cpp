@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/unit/fixtures.hpp"
+#include "tests/unit/model_builder.hpp"
 #include "topo/core/distance.hpp"
 #include "topo/plan/islands.hpp"
 #include "topo/plan/planner.hpp"
@@ -109,18 +110,6 @@ std::set<int> numa_of_cpus(const Node& n, const CpuSet& cpus) {
     return s;
 }
 
-// Allowed cores ("units"): whole cores, or PUs when the model has no cores.
-std::vector<CpuSet> units_of(const Node& n, const CpuSet& allowed) {
-    std::vector<CpuSet> u;
-    if (!n.cores.empty()) {
-        for (const auto& c : n.cores)
-            if (c.pus.intersects(allowed)) u.push_back(c.pus & allowed);
-    } else {
-        for (int pu : (n.cpus & allowed).to_vector()) u.push_back(CpuSet::range(pu, pu));
-    }
-    return u;
-}
-
 int units_in(const std::vector<CpuSet>& units, const CpuSet& cpus) {
     int k = 0;
     for (const auto& u : units)
@@ -196,7 +185,7 @@ void check_plan(const Node& n, const std::string& path, std::vector<int> gpus, i
 
     // Rule 3.
     CpuSet allowed = n.cpus;
-    std::vector<CpuSet> units = units_of(n, allowed);
+    std::vector<CpuSet> units = gputopo_test::allowed_units(n, allowed);
     if (!units.empty() && static_cast<int>(units.size()) >= ntasks) {
         CpuSet seen;
         std::map<std::string, std::vector<size_t>> classes;  // domain -> tasks
@@ -400,7 +389,7 @@ TEST_CASE("planner on every fixture: uneven and over-subscribed requests give se
                 for (size_t t = 1; t < p.tasks.size(); ++t)  // neighbours share
                     CHECK(p.tasks[t - 1].gpus.front() <= p.tasks[t].gpus.front());
             }
-            std::vector<CpuSet> units = units_of(f.node, f.node.cpus);
+            std::vector<CpuSet> units = gputopo_test::allowed_units(f.node, f.node.cpus);
             if (static_cast<int>(units.size()) >= ntasks) {
                 CpuSet seen;
                 for (const auto& b : p.tasks) {
