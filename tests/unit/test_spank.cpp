@@ -164,6 +164,8 @@ TEST_CASE("task binding on the XE8640: env, visibility, affinity decision, verbo
     Options opt = parse_gpu_topo("island,verbose");
     Plan plan = make_plan(node, plan_request(in, 4, opt.mode, std::nullopt));
     REQUIRE(plan.tasks.size() == 4);
+    CHECK_FALSE(plan_request(in, 4, opt.mode, std::nullopt).whole_cores);
+    CHECK(plan_request(in, 4, opt.mode, std::nullopt, parse_gpu_topo("closest,wholecores").whole_cores).whole_cores);
     for (int t = 0; t < 4; ++t) {
         TaskAction a = bind_task("n3", node, plan, t, opt, in, env_of({{"NCCL_IB_HCA", "mlx5_3"}}), false);
         const TaskBinding& b = plan.tasks[static_cast<size_t>(t)];
