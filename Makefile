@@ -152,9 +152,11 @@ unit-tests: $(UNIT) $(if $(FAKE_NVML_SRC),$(FAKE_NVML))
 # build-fuzz/fuzz/; `make fuzz-run [FUZZ_SECONDS=25]` runs each on its seed
 # corpus fuzz/corpus/<target>/ (fuzz/run.sh).
 fuzz:
+	@$(MAKE) --no-print-directory deps DEPS="clang libfuzzer-14-dev"
 	$(MAKE) FUZZ=1 fuzz-targets
 
 fuzz-targets: $(FUZZERS)
+.PRECIOUS: $(BUILD)/obj/fuzz/%.o
 
 $(BUILD)/fuzz/%: $(BUILD)/obj/fuzz/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
 	@mkdir -p $(dir $@)

@@ -6,8 +6,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     gputopo_fuzz::expect_clean([&] {
-        gputopo::Options o = gputopo::parse_gpu_topo(gputopo_fuzz::text_of(data, size));
-        if (gputopo::to_string(gputopo::parse_gpu_topo(gputopo::to_string(o))) != gputopo::to_string(o)) std::abort();
+        gputopo::spank::Options o = gputopo::spank::parse_gpu_topo(gputopo_fuzz::text_of(data, size));
+        if (gputopo::spank::to_string(gputopo::spank::parse_gpu_topo(gputopo::spank::to_string(o))) != gputopo::spank::to_string(o)) std::abort();
     });
     return 0;
 }

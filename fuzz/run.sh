@@ -18,6 +18,10 @@ if [ ${#targets[@]} -eq 0 ]; then
     for t in "$bin"/fuzz_*; do targets+=("$(basename "$t")"); done
 fi
 [ -x "$bin/${targets[0]}" ] || { echo "fuzz/run.sh: no targets in $bin (run make fuzz first)" >&2; exit 2; }
+# libhwloc leaks the objects of an XML import it gives up on (hwloc's error
+# paths, a few hundred bytes per failed load); not ours to fix.
+export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 scratch=$(mktemp -d /tmp/gputopo-fuzz.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 failed=0
