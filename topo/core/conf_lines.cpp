@@ -1,9 +1,6 @@
 #include "topo/core/conf_lines.hpp"
 
 #include <cctype>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "topo/core/errors.hpp"

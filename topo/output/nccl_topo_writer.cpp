@@ -1,12 +1,8 @@
 #include "topo/output/nccl_topo_writer.hpp"
 
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>

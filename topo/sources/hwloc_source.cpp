@@ -5,13 +5,10 @@
 #include "topo/sources/hwloc_source.hpp"
 
 #include <hwloc.h>
-#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string_view>
 #include <vector>
 

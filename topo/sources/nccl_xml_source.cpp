@@ -61,9 +61,7 @@
 #include "topo/sources/nccl_xml_source.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>

@@ -3,12 +3,7 @@
 // names the file and says what was expected.
 #include "topo/sources/topology_loader.hpp"
 
-#include <sys/stat.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "topo/core/errors.hpp"
 #include "topo/core/files.hpp"
