@@ -469,6 +469,11 @@ TEST_CASE("hwloc XML that libhwloc 2.9 would crash on is refused with the elemen
         {edit_attr(xml, "complete_nodeset", 0), "has a nodeset but no complete_nodeset"},
         {edit_attr(xml, "bridge_type", 0, "3-1"), "bridge_type=\"3-1\""},
         {edit_attr(xml, "bridge_type", 1, "1-x"), "bridge_type=\"1-x\""},
+        // Sets: libhwloc asserts (abort) on one that starts with a comma (found by fuzz/fuzz_hwloc_xml).
+        {edit_attr(xml, "complete_nodeset", 7, ",x00000004"), "has complete_nodeset=\",x00000004\""},
+        {edit_attr(xml, "cpuset", 2, ",0x00000001"), "has cpuset=\",0x00000001\""},
+        {edit_attr(xml, "allowed_cpuset", 0, "0x1,"), "has allowed_cpuset=\"0x1,\""},
+        {edit_attr(xml, "nodeset", 1, "0x123456789"), "has nodeset=\"0x123456789\""},
     };
     // The same for an hwloc 1.x file.
     const std::string v1 = read_text(hwloc_file("llnl-rzmanta_ibm-minsky_2xPOWER8NVL_4xP100_2xCX4_hwloc1.xml"));

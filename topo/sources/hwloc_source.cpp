@@ -6,6 +6,7 @@
 
 #include <hwloc.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -52,10 +53,57 @@ int declared_major(const XmlElement& root) {
 // the process instead of failing the load (found by mutating every attribute
 // of the shipped fixtures and by fuzzing, see fuzz/): an object with a cpuset
 // must have a complete_cpuset, one with a nodeset a complete_nodeset, and a
-// bridge_type must name known bus types ("0-1" host bridge, "1-1" PCI bridge).
+// bridge_type must name known bus types ("0-1" host bridge, "1-1" PCI bridge),
+// and every set must be written as hwloc writes sets (is_hwloc_set).
 // hwloc itself writes all of these; anything else is refused here with the
 // element's line.
 bool is_bus_type(std::string_view s) { return s == "0" || s == "1"; }
+
+// A CPU or NUMA set as hwloc writes it: "0xf...f" (infinite) optionally
+// followed by ",WORDS", or WORDS: comma-separated 32-bit words "0x" + 1-8 hex
+// digits, the first and the last present, empty ones between them meaning 0
+// ("0x00040000,,,0x00040000,0x0"). libhwloc 2.9 asserts (abort) on a set
+// starting with a comma, so nothing else reaches it.
+bool is_hwloc_set(std::string_view s) {
+    const std::string_view infinite = "0xf...f";
+    if (s.substr(0, infinite.size()) == infinite) {
+        s.remove_prefix(infinite.size());
+        if (s.empty()) return true;
+        if (s[0] != ',') return false;
+        s.remove_prefix(1);
+    }
+    auto hex_word = [](std::string_view w) {
+        if (w.size() < 3 || w.size() > 10 || w[0] != '0' || w[1] != 'x') return false;
+        for (char c : w.substr(2))
+            if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+        return true;
+    };
+    bool first = true;
+    while (true) {
+        size_t comma = s.find(',');
+        std::string_view word = s.substr(0, comma);
+        bool last = comma == std::string_view::npos;
+        if (word.empty() ? first || last : !hex_word(word)) return false;
+        if (last) return true;
+        s.remove_prefix(comma + 1);
+        first = false;
+    }
+}
+
+// Every attribute libhwloc reads as a set, on any element.
+const char* const kSetAttributes[] = {"cpuset",         "complete_cpuset", "allowed_cpuset", "online_cpuset",
+                                      "nodeset",        "complete_nodeset", "allowed_nodeset",
+                                      "initiator_cpuset"};
+
+void check_sets(const XmlElement& e, const std::string& name) {
+    for (const char* a : kSetAttributes) {
+        if (!e.has(a)) continue;
+        std::string v = e.attr(a);
+        if (!is_hwloc_set(v))
+            fail(name, "line " + std::to_string(e.line()) + ": <" + e.name() + "> has " + a + "=\"" + v +
+                           "\" (expected a set like \"0x000000ff,0x0\"); " + kExpected);
+    }
+}
 
 void check_object(const XmlElement& e, const std::string& name) {
     auto refuse = [&](const std::string& what) {
@@ -80,6 +128,7 @@ void check_objects(const XmlElement& root, const std::string& name) {
     while (!todo.empty()) {
         XmlElement e = todo.back();
         todo.pop_back();
+        check_sets(e, name);
         if (e.name() == "object") check_object(e, name);
         for (const XmlElement& c : e.children()) todo.push_back(c);
     }
