@@ -7,6 +7,8 @@
 #   make check-unit unit tests only;  make SAN=1 check-unit  under ASan+UBSan
 #   make bench      run the benchmarks under bench/
 #   make golden     rewrite tests/fixtures/expected/ (the expected plans) from the planner
+#   make fuzz       libFuzzer targets under fuzz/ (clang, ASan+UBSan) in build-fuzz/;
+#                   make fuzz-run [FUZZ_SECONDS=25] runs each on its seed corpus
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #
 # Sources are found by directory:
@@ -19,6 +21,7 @@
 #   tests/unit/*.cpp  -> unit-tests (Catch2)
 #   tests/fakes/nvml/*.cpp -> a fake libnvidia-ml.so.1 for tests
 #   bench/*.cpp       -> one benchmark binary each
+#   fuzz/fuzz_*.cpp   -> one libFuzzer target each (make fuzz)
 
 CXX      ?= g++
 BUILD    ?= build
@@ -32,7 +35,15 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 WARN     := -Wall -Wextra -Werror -Wformat=2 -Wformat-security
 HARDEN   := -fstack-protector-strong -fstack-clash-protection -fcf-protection -D_GLIBCXX_ASSERTIONS
-ifeq ($(SAN),1)
+ifeq ($(FUZZ),1)
+  # make fuzz: clang + libFuzzer (Debian clang, libfuzzer-14-dev), ASan+UBSan,
+  # in its own directory so it never mixes with the g++ builds.
+  override BUILD := build-fuzz
+  override CXX := clang++
+  OPT    := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+            -fno-sanitize-recover=undefined
+  SANLD  := -fsanitize=address,undefined
+else ifeq ($(SAN),1)
   # A sanitizer build always lives in its own directory, even with BUILD=... given.
   override BUILD := $(BUILD)-san
   # GCC 12 reports false "maybe-uninitialized" inside <regex>/<functional> under ASan at -O1.
@@ -67,6 +78,7 @@ LAUNCH_TOPO_SRC := $(wildcard launcher/topology/*.cpp)
 UNIT_SRC        := $(wildcard tests/unit/*.cpp)
 FAKE_NVML_SRC   := $(wildcard tests/fakes/nvml/*.cpp)
 BENCH_SRC       := $(wildcard bench/*.cpp)
+FUZZ_SRC        := $(wildcard fuzz/fuzz_*.cpp)
 
 obj = $(patsubst %.cpp,$(BUILD)/obj/%.o,$(1))
 
@@ -80,13 +92,14 @@ LAUNCHER  := $(BUILD)/gputopo-launch
 UNIT      := $(BUILD)/unit-tests
 FAKE_NVML := $(BUILD)/fake-nvml/libnvidia-ml.so.1
 BENCHES   := $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(BENCH_SRC))
+FUZZERS   := $(patsubst fuzz/%.cpp,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
 TARGETS := $(LIB) $(if $(CLI_SRC),$(CLI)) $(if $(SPANK_GLUE_SRC),$(PLUGIN)) \
            $(if $(LAUNCH_MAIN_SRC),$(LAUNCHER)) $(if $(FAKE_NVML_SRC),$(FAKE_NVML))
 LAUNCH_TOPO := $(BUILD)/gputopo-launch-topology.so
 TARGETS += $(if $(LAUNCH_TOPO_SRC),$(LAUNCH_TOPO))
 
-.PHONY: all check check-unit check-cluster demo bench install deps clean unit-tests golden
+.PHONY: all check check-unit check-cluster demo bench install deps clean unit-tests golden fuzz fuzz-targets fuzz-run
 all: $(TARGETS)
 
 $(BUILD)/obj/%.o: %.cpp
@@ -135,6 +148,24 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) 
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 unit-tests: $(UNIT) $(if $(FAKE_NVML_SRC),$(FAKE_NVML))
+
+# libFuzzer targets, one per fuzz/fuzz_*.cpp: `make fuzz` builds them in
+# build-fuzz/fuzz/; `make fuzz-run [FUZZ_SECONDS=25]` runs each on its seed
+# corpus fuzz/corpus/<target>/ (fuzz/run.sh).
+fuzz:
+	@$(MAKE) --no-print-directory deps DEPS="clang libfuzzer-14-dev"
+	$(MAKE) FUZZ=1 fuzz-targets
+
+fuzz-targets: $(FUZZERS)
+.PRECIOUS: $(BUILD)/obj/fuzz/%.o
+
+$(BUILD)/fuzz/%: $(BUILD)/obj/fuzz/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+FUZZ_SECONDS ?= 25
+fuzz-run: fuzz
+	bash fuzz/run.sh $(FUZZ_SECONDS)
 
 # Install the Debian packages the build and the tests need, when missing.
 DEPS := g++ make pkg-config libhwloc-dev hwloc libxml2-dev catch2 libibverbs-dev \
@@ -188,6 +219,6 @@ install: all
 	$(if $(wildcard etc/plugstack.conf.d/gputopo.conf),sed 's|@PLUGIN@|$(SLURM_PLUGIN_DIR)/gputopo.so|' etc/plugstack.conf.d/gputopo.conf > $(DESTDIR)/etc/slurm/plugstack.conf.d/gputopo.conf)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -55,7 +55,8 @@ int cmd_doctor(const std::vector<std::string>& args, std::ostream& out) {
             throw UsageError(std::string("empty value for ") + o);
     in.expect_file = parsed.get("--expect");
     in.base_topology_file = parsed.get("--topology");
-    in.live.nvml_library = parsed.get("--nvml-library");
+    in.live = live_sources_from_environment();
+    if (parsed.has("--nvml-library")) in.live.nvml_library = parsed.get("--nvml-library");
     in.live.sysfs_root = parsed.get("--sysfs-root");
     in.live.storage_nics = split_commas(parsed.get("--storage-nics"));
     DoctorReport report = run_doctor(in);

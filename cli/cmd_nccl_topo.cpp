@@ -44,7 +44,7 @@ int cmd_nccl_topo(const std::vector<std::string>& raw, std::ostream& out) {
         if (path.empty()) throw UsageError("empty value for --topology (expected a topology file)");
         node = load_topology_file(path);
     } else {
-        node = discover_live();
+        node = discover_live(live_sources_from_environment());
     }
     if (output == "-")
         out << nccl_topology_xml(node);

@@ -22,7 +22,7 @@ Node load_node(const ParsedArgs& args) {
         for (const auto& f : nic_fallbacks(node)) node.warnings.push_back(describe(f));
         return node;
     }
-    return discover_live();  // hwloc refined by NVML and NIC port state (topo/sources/source_merge.hpp)
+    return discover_live(live_sources_from_environment());  // hwloc refined by NVML and NIC port state (topo/sources/source_merge.hpp)
 }
 
 bool want_json(const ParsedArgs& args) {

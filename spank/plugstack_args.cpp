@@ -26,6 +26,7 @@ const Key kKeys[] = {
      }},
     {"cache", [](PluginConfig& c, const std::string& v) { c.cache_dir = absolute_path("cache", v); }},
     {"islands", [](PluginConfig& c, const std::string& v) { c.islands = absolute_path("islands", v); }},
+    {"nvml", [](PluginConfig& c, const std::string& v) { c.nvml_library = absolute_path("nvml", v); }},
 };
 
 std::string key_list() {
@@ -38,6 +39,12 @@ std::string key_list() {
 }
 
 }  // namespace
+
+LiveSources live_sources(const PluginConfig& config) {
+    LiveSources s;
+    s.nvml_library = config.nvml_library;
+    return s;
+}
 
 std::vector<std::string> plugstack_keys() {
     std::vector<std::string> v;

@@ -8,6 +8,9 @@
 //   cache=DIR             where live discovery is cached (see topology_cache.hpp)
 //   islands=PATH          gputopo.conf: islands across nodes for --gpu-topo=island
 //                         (topo/fabric/island_sources.hpp, man gputopo.conf(5))
+//   nvml=PATH             the NVML library live discovery loads (default:
+//                         libnvidia-ml.so.1); $GPUTOPO_NVML_LIBRARY is never
+//                         read by the plugin (it would be dlopen'ed as root)
 // Paths must be absolute: they are the only files opened as root, and they come
 // from the administrator, never from a user.
 #pragma once
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "step/option_parser.hpp"
+#include "topo/sources/source_merge.hpp"
 
 namespace gputopo::spank {
 
@@ -24,7 +28,11 @@ struct PluginConfig {
     std::string topology;      // topology= (pattern, unexpanded)
     std::string cache_dir;     // cache=
     std::string islands;       // islands= (gputopo.conf path)
+    std::string nvml_library;  // nvml= ("" = libnvidia-ml.so.1)
 };
+
+// What live discovery reads on this node, as the administrator configured it.
+LiveSources live_sources(const PluginConfig& config);
 
 // argv as Slurm passes it (the words after the plugin path).
 PluginConfig parse_plugstack_args(const std::vector<std::string>& argv);

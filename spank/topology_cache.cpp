@@ -7,9 +7,11 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "topo/core/errors.hpp"
+#include "topo/core/files.hpp"
 #include "topo/sources/node_snapshot.hpp"
 #include "topo/sources/hwloc_source.hpp"
 #include "topo/sources/source_merge.hpp"
@@ -26,15 +28,27 @@ std::string first_line(const std::string& path) {
     return line;
 }
 
-std::string slurp(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) return "";
-    std::ostringstream s;
-    s << f.rdbuf();
-    return s.str();
+// A cache file's content, "" when absent or refused: at most kMaxTopologyFileBytes,
+// a regular file, never through a symbolic link (issue 12, finding 5).
+std::string read_cache_file(const std::string& path) {
+    std::optional<std::string> text = read_file_bounded(path, ReadLimits{kMaxTopologyFileBytes, false});
+    return text ? std::move(*text) : std::string();
 }
 
 }  // namespace
+
+void check_cache_dir(const std::string& dir) {
+    auto refuse = [&](const std::string& why) {
+        throw TopologyError("gputopo: cache directory " + dir + " " + why +
+                            "; expected a directory owned by root, not writable by group or others (plugstack.conf cache=)");
+    };
+    struct stat st {};
+    if (lstat(dir.c_str(), &st) != 0) refuse(std::string("cannot be examined (") + std::strerror(errno) + ")");
+    if (S_ISLNK(st.st_mode)) refuse("is a symbolic link");
+    if (!S_ISDIR(st.st_mode)) refuse("is not a directory");
+    if (st.st_uid != 0) refuse("is owned by uid " + std::to_string(st.st_uid));
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) refuse("is writable by group or others");
+}
 
 std::string CacheStamp::to_text() const {
     return "boot_id=" + boot_id + "\ndriver=" + driver + "\n";
@@ -52,55 +66,30 @@ std::string cache_meta_path(const std::string& dir, const std::string& host) { r
 
 bool cache_fresh(const std::string& dir, const std::string& host, const CacheStamp& stamp) {
     struct stat st;
-    if (stat(cache_xml_path(dir, host).c_str(), &st) != 0 || st.st_size == 0) return false;
-    return slurp(cache_meta_path(dir, host)) == stamp.to_text();
+    if (lstat(cache_xml_path(dir, host).c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return false;
+    return read_cache_file(cache_meta_path(dir, host)) == stamp.to_text();
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-    std::string tmp = path + ".tmp." + std::to_string(getpid());
-    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) throw TopologyError("gputopo: cannot write " + tmp + ": " + std::strerror(errno));
-    size_t done = 0;
-    while (done < text.size()) {
-        ssize_t n = write(fd, text.data() + done, text.size() - done);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            int e = errno;
-            close(fd);
-            unlink(tmp.c_str());
-            throw TopologyError("gputopo: cannot write " + tmp + ": " + std::strerror(e));
-        }
-        done += static_cast<size_t>(n);
-    }
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        unlink(tmp.c_str());
-        throw TopologyError("gputopo: cannot write " + tmp + ": " + std::strerror(errno));
-    }
-    if (rename(tmp.c_str(), path.c_str()) != 0) {
-        int e = errno;
-        unlink(tmp.c_str());
-        throw TopologyError("gputopo: cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
-    }
-}
-
-void refresh_cache(const std::string& dir, const std::string& host) {
+void refresh_cache(const std::string& dir, const std::string& host, const LiveSources& live) {
     if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
         throw TopologyError("gputopo: cannot create cache directory " + dir + ": " + std::strerror(errno));
+    check_cache_dir(dir);
     CacheStamp stamp = current_stamp();
     std::string xml = export_hwloc_live_xml();
     Node node = read_hwloc_xml_buffer(xml, "live discovery of " + host);
     // NVML (NVLinks, NVSwitches, fabric cliques) and NIC port state refine
     // hwloc's view once, here; tasks read only the snapshot.
-    apply_live_sources(node, LiveSources());
+    apply_live_sources(node, live);
     write_file_atomically(cache_xml_path(dir, host), xml);
     write_file_atomically(dir + "/" + host + ".snap", write_node_snapshot(node));
     write_file_atomically(cache_meta_path(dir, host), stamp.to_text());
 }
 
-Node load_cached_topology(const std::string& dir, const std::string& host) {
-    if (!cache_fresh(dir, host, current_stamp())) refresh_cache(dir, host);
+Node load_cached_topology(const std::string& dir, const std::string& host, const LiveSources& live) {
+    check_cache_dir(dir);
+    if (!cache_fresh(dir, host, current_stamp())) refresh_cache(dir, host, live);
     const std::string snap = dir + "/" + host + ".snap";
-    std::string text = slurp(snap);
+    std::string text = read_cache_file(snap);
     if (!text.empty()) {
         try {
             return read_node_snapshot(text, snap);
@@ -108,11 +97,16 @@ Node load_cached_topology(const std::string& dir, const std::string& host) {
             // an older format: fall back to the XML
         }
     }
-    return read_hwloc_xml(cache_xml_path(dir, host));
+    const std::string xml = cache_xml_path(dir, host);
+    ReadFailure why;
+    std::optional<std::string> xml_text = read_file_bounded(xml, ReadLimits{kMaxTopologyFileBytes, false}, &why);
+    if (!xml_text) throw TopologyError("gputopo: cached topology " + xml + " " + why.what);
+    return read_hwloc_xml_buffer(*xml_text, xml);
 }
 
 Node load_topology_via_snapshot(const std::string& path, const std::string& dir) {
     if (dir.empty()) return load_topology_file(path);
+    check_cache_dir(dir);
     struct stat st;
     if (stat(path.c_str(), &st) != 0) return load_topology_file(path);  // its own clear error
     std::string flat = path;
@@ -121,7 +115,7 @@ Node load_topology_via_snapshot(const std::string& path, const std::string& dir)
     const std::string snap = dir + "/topo-" + flat + ".snap";
     const std::string key = "source\t" + path + "\t" + std::to_string(st.st_size) + "\t" +
                             std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "\n";
-    std::string text = slurp(snap);
+    std::string text = read_cache_file(snap);
     if (text.compare(0, key.size(), key) == 0) {
         try {
             return read_node_snapshot(text.substr(key.size()), snap);

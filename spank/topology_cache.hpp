@@ -8,7 +8,9 @@
 
 #include <string>
 
+#include "topo/core/files.hpp"
 #include "topo/core/model.hpp"
+#include "topo/sources/source_merge.hpp"
 
 namespace gputopo::spank {
 
@@ -27,12 +29,13 @@ std::string cache_meta_path(const std::string& dir, const std::string& host);
 // True when both files exist and the metadata matches `stamp`.
 bool cache_fresh(const std::string& dir, const std::string& host, const CacheStamp& stamp);
 
-// Discovers this machine and writes the cache. Throws TopologyError on failure.
-void refresh_cache(const std::string& dir, const std::string& host);
+// Discovers this machine (hwloc refined by `live`) and writes the cache.
+// Throws TopologyError on failure.
+void refresh_cache(const std::string& dir, const std::string& host, const LiveSources& live);
 
 // The node from the cache; discovers (and writes the cache) when it is missing
 // or stale. Throws TopologyError.
-Node load_cached_topology(const std::string& dir, const std::string& host);
+Node load_cached_topology(const std::string& dir, const std::string& host, const LiveSources& live);
 
 // A topology file (topology=) read through a snapshot kept in `dir`
 // (DIR/topo-<path with / as _>.snap, valid while the file's size and mtime
@@ -41,7 +44,15 @@ Node load_cached_topology(const std::string& dir, const std::string& host);
 // the job's user). `dir` empty: the file is read directly.
 Node load_topology_via_snapshot(const std::string& path, const std::string& dir);
 
-// Writes `text` to `path` atomically. Throws TopologyError.
-void write_file_atomically(const std::string& path, const std::string& text);
+// The cache directory as the plugin trusts it (it runs as root there): a real
+// directory, not a symbolic link, owned by root, not writable by group or
+// others. Throws TopologyError naming it and what was expected otherwise;
+// refresh_cache, load_cached_topology and load_topology_via_snapshot check it
+// first. Files in it are read only when regular, without following links,
+// and at most kMaxTopologyFileBytes (topo/core/files.hpp).
+void check_cache_dir(const std::string& dir);
+
+// Writes `text` to `path` atomically (topo/core/files.hpp). Throws TopologyError.
+using gputopo::write_file_atomically;
 
 }  // namespace gputopo::spank

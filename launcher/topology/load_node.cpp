@@ -7,7 +7,7 @@
 
 extern "C" int gputopo_launch_load_node(const char* path, gputopo::Node* node, std::string* error) {
     try {
-        *node = (path && *path) ? gputopo::load_topology_file(path) : gputopo::discover_live();
+        *node = (path && *path) ? gputopo::load_topology_file(path) : gputopo::discover_live(gputopo::live_sources_from_environment());
         return 0;
     } catch (const std::exception& e) {
         if (error) *error = e.what();

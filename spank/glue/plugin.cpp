@@ -111,7 +111,7 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
             char host[256] = {0};
             gethostname(host, sizeof host - 1);
             try {
-                if (!cache_fresh(st.config.cache_dir, host, current_stamp())) refresh_cache(st.config.cache_dir, host);
+                if (!cache_fresh(st.config.cache_dir, host, current_stamp())) refresh_cache(st.config.cache_dir, host, live_sources(st.config));
             } catch (const std::exception& e) {
                 slurm_error("%s", e.what());
             }

@@ -86,8 +86,8 @@ Options effective_options(spank_t sp, PluginState& st) {
 Node read_topology(PluginState& st) {
     if (!st.config.topology.empty())
         return load_topology_via_snapshot(expand_path(st.config.topology, st.node_name, host_name()), st.config.cache_dir);
-    if (!st.config.cache_dir.empty()) return load_cached_topology(st.config.cache_dir, host_name());
-    return discover_live();
+    if (!st.config.cache_dir.empty()) return load_cached_topology(st.config.cache_dir, host_name(), live_sources(st.config));
+    return discover_live(live_sources(st.config));
 }
 
 int apply_affinity(const CpuSet& cpus, std::string& why) {
@@ -159,7 +159,7 @@ int remote_init_post_opt(spank_t sp, int, char**) {
         if (special_step(sp)) return 0;
         if (st.config.topology.empty()) {
             const std::string host = host_name();
-            if (!cache_fresh(st.config.cache_dir, host, current_stamp())) refresh_cache(st.config.cache_dir, host);
+            if (!cache_fresh(st.config.cache_dir, host, current_stamp())) refresh_cache(st.config.cache_dir, host, live_sources(st.config));
             return 0;
         }
         if (effective_options(sp, st).mode == Mode::None) return 0;

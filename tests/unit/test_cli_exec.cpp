@@ -183,7 +183,16 @@ TEST_CASE("gputopo unusable topology files: one message naming the file, exit 1"
     const std::string missing = dir + "/no-such-topology.xml";
     const std::string not_xml = dir + "/not-xml.xml";
     std::ofstream(not_xml) << "this is not XML\n";
-    for (const std::string& file : {missing, not_xml}) {
+    // An hwloc XML without complete_cpuset: libhwloc 2.9 crashes on it (exit 139) unless refused first.
+    const std::string crash = dir + "/no-complete-cpuset.xml";
+    {
+        std::string xml = slurp(gputopo_test::topology("hwloc/hp-sl390s-g7_2xXeon-Westmere_3xTeslaM2070_ConnectX2-IB_hwloc2.xml"));
+        size_t at = xml.find(" complete_cpuset=\"");
+        REQUIRE(at != std::string::npos);
+        xml.erase(at, xml.find('"', xml.find('"', at) + 1) + 1 - at);
+        std::ofstream(crash) << xml;
+    }
+    for (const std::string& file : {missing, not_xml, crash}) {
         for (const char* cmd : {"show", "plan"}) {
             INFO(cmd << " " << file);
             gputopo_test::CliResult r = run_cli(cli, {cmd, "--topology", file});
@@ -197,5 +206,6 @@ TEST_CASE("gputopo unusable topology files: one message naming the file, exit 1"
         }
     }
     unlink(not_xml.c_str());
+    unlink(crash.c_str());
     rmdir(dir.c_str());
 }

@@ -383,7 +383,7 @@ TEST_CASE("hwloc bad inputs give one message naming the file and what was expect
     std::string m = message_of([&] { read_hwloc_xml(missing); });
     CHECK(m.rfind("gputopo: ", 0) == 0);
     CHECK(m.find(missing) != std::string::npos);
-    CHECK(m.find("no such file") != std::string::npos);
+    CHECK(m.find("does not exist") != std::string::npos);
     CHECK(m.find("lstopo --of xml") != std::string::npos);
 
     std::string text = write_temp("notxml.xml", "this is not XML at all\n");
@@ -427,6 +427,64 @@ TEST_CASE("hwloc bad inputs give one message naming the file and what was expect
               .find("inline.xml") != std::string::npos);
 
     for (const auto& p : {text, empty, other, bogus}) std::remove(p.c_str());
+}
+
+namespace {
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// `xml` with the `nth` (0-based) occurrence of `attr="..."` removed or given `value`.
+std::string edit_attr(std::string xml, const std::string& attr, size_t nth, const char* value = nullptr) {
+    size_t pos = 0;
+    for (size_t i = 0;; ++i) {
+        pos = xml.find(" " + attr + "=\"", pos);
+        REQUIRE(pos != std::string::npos);
+        if (i == nth) break;
+        ++pos;
+    }
+    size_t end = xml.find('"', pos + attr.size() + 3);
+    xml.replace(pos, end + 1 - pos, value ? " " + attr + "=\"" + value + "\"" : "");
+    return xml;
+}
+
+}  // namespace
+
+TEST_CASE("hwloc XML that libhwloc 2.9 would crash on is refused with the element's line", "[hwloc]") {
+    // Each edit made libhwloc dereference NULL (SIGSEGV) or load an invalid
+    // enum inside hwloc_topology_load before the check.
+    const std::string file = "hp-sl390s-g7_2xXeon-Westmere_3xTeslaM2070_ConnectX2-IB_hwloc2.xml";
+    const std::string xml = read_text(hwloc_file(file));
+    REQUIRE(read_hwloc_xml_buffer(xml, file).gpus.size() == 3);  // the unedited file loads
+    struct Case {
+        std::string xml, what;
+    };
+    std::vector<Case> cases{
+        {edit_attr(xml, "complete_cpuset", 0), "has a cpuset but no complete_cpuset"},   // the Machine
+        {edit_attr(xml, "complete_cpuset", 5), "has a cpuset but no complete_cpuset"},   // a deeper object
+        {edit_attr(xml, "complete_nodeset", 0), "has a nodeset but no complete_nodeset"},
+        {edit_attr(xml, "bridge_type", 0, "3-1"), "bridge_type=\"3-1\""},
+        {edit_attr(xml, "bridge_type", 1, "1-x"), "bridge_type=\"1-x\""},
+        // Sets: libhwloc asserts (abort) on one that starts with a comma (found by fuzz/fuzz_hwloc_xml).
+        {edit_attr(xml, "complete_nodeset", 7, ",x00000004"), "has complete_nodeset=\",x00000004\""},
+        {edit_attr(xml, "cpuset", 2, ",0x00000001"), "has cpuset=\",0x00000001\""},
+        {edit_attr(xml, "allowed_cpuset", 0, "0x1,"), "has allowed_cpuset=\"0x1,\""},
+        {edit_attr(xml, "nodeset", 1, "0x123456789"), "has nodeset=\"0x123456789\""},
+    };
+    // The same for an hwloc 1.x file.
+    const std::string v1 = read_text(hwloc_file("llnl-rzmanta_ibm-minsky_2xPOWER8NVL_4xP100_2xCX4_hwloc1.xml"));
+    cases.push_back({edit_attr(v1, "complete_cpuset", 3), "has a cpuset but no complete_cpuset"});
+    for (const Case& c : cases) {
+        std::string m = message_of([&] { read_hwloc_xml_buffer(c.xml, "crafted.xml"); });
+        INFO(m);
+        CHECK(m.find("crafted.xml: line ") != std::string::npos);
+        CHECK(m.find(c.what) != std::string::npos);
+        CHECK(m.find("expected an hwloc XML topology") != std::string::npos);
+    }
 }
 
 TEST_CASE("hwloc 3.0 fixture differs from a loadable file only in its version", "[hwloc]") {

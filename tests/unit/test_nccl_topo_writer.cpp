@@ -229,3 +229,39 @@ TEST_CASE("nccl-topo: file output is lowercase, atomic, and names the path on fa
         CHECK(std::string(e.what()).rfind("gputopo: ", 0) == 0);
     }
 }
+
+TEST_CASE("nccl-topo: a link planted under the temporary name is never followed", "[nccltopo]") {
+    // In a directory other users can write (/tmp), someone can create
+    // PATH.tmp.<pid> first. Before, the writer opened it with truncation and
+    // wrote through a planted symbolic link into whatever it pointed at.
+    Node node = load_topology_file(gputopo_test::topology("nccl/aws-p4d.24xlarge_8xA100-SXM4-40GB_4xEFA_2xXeon8275CL_nccl-topo.xml"));
+    char tmpl[] = "/tmp/gputopo-nccltopo-XXXXXX";
+    REQUIRE(mkdtemp(tmpl));
+    const std::string dir = tmpl;
+    const std::string victim = dir + "/victim";
+    std::ofstream(victim) << "precious\n";
+    const std::string path = dir + "/topo.xml";
+    const std::string planted = path + ".tmp." + std::to_string(getpid());
+    REQUIRE(symlink(victim.c_str(), planted.c_str()) == 0);
+    CHECK_THROWS_AS(write_nccl_topology_file(node, path), TopologyError);
+    CHECK(slurp(victim) == "precious\n");
+    // The final name as a link: replaced by the new file, the target untouched.
+    unlink(planted.c_str());
+    REQUIRE(symlink(victim.c_str(), path.c_str()) == 0);
+    write_nccl_topology_file(node, path);
+    CHECK(slurp(victim) == "precious\n");
+    CHECK(slurp(path) == nccl_topology_xml(node));
+    // The shipped example keeps the file out of world-writable directories.
+    std::ifstream conf(gputopo_test::source_dir() + "/etc/gputopo-launch.conf");
+    REQUIRE(conf);
+    int examples = 0;
+    for (std::string line; std::getline(conf, line);) {
+        if (line.find("nccl-topo-file =") == std::string::npos) continue;
+        ++examples;
+        CHECK(line.find("/tmp/") == std::string::npos);
+        CHECK(line.find("/dev/shm/") == std::string::npos);
+    }
+    CHECK(examples == 1);
+    for (const std::string& f : {path, victim}) unlink(f.c_str());
+    rmdir(dir.c_str());
+}

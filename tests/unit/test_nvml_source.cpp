@@ -9,7 +9,10 @@
 
 #include "tests/unit/nvml_fake.hpp"
 #include "topo/core/env_names.hpp"
+#include "spank/plugstack_args.hpp"
+#include "topo/core/errors.hpp"
 #include "topo/sources/nvml_source.hpp"
+#include "topo/sources/source_merge.hpp"
 
 using namespace gputopo;
 using gputopo_test::FakeNvmlScenario;
@@ -90,15 +93,26 @@ TEST_CASE("NVML: driver not loaded and no fixture give a reason", "[nvml]") {
     CHECK_FALSE(s.available);
 }
 
-TEST_CASE("NVML: GPUTOPO_NVML_LIBRARY selects the library when none is given", "[nvml]") {
+TEST_CASE("NVML: GPUTOPO_NVML_LIBRARY is for the user's front ends; the library and the plugin never read it", "[nvml]") {
+    // The plugin dlopen()s NVML as root: a library named by the job's
+    // environment would run as root (issue 12, finding 14).
     std::string lib = fake_library_or_fail();
     FakeNvmlScenario sc("perlmutter-nv4.nvml");
-    setenv(env::kNvmlLibrary, lib.c_str(), 1);
-    NvmlSnapshot s = read_nvml();
-    unsetenv(env::kNvmlLibrary);
+    setenv(kNvmlLibraryEnv, lib.c_str(), 1);
+    NvmlSnapshot plain = read_nvml();
+    LiveSources user = live_sources_from_environment();
+    gputopo::spank::PluginConfig unset = gputopo::spank::parse_plugstack_args({"cache=/var/cache/gputopo"});
+    unsetenv(kNvmlLibraryEnv);
+    CHECK(plain.library == "libnvidia-ml.so.1");
+    CHECK(user.nvml_library == lib);  // the CLI and the launcher pass it on
+    NvmlSnapshot s = read_nvml(user.nvml_library);
     CHECK(s.available);
-    CHECK(s.library == lib);
     CHECK(s.gpus.size() == 4);
+    CHECK(gputopo::spank::live_sources(unset).nvml_library.empty());
+    // Only the administrator names another library, in plugstack.conf.
+    gputopo::spank::PluginConfig c = gputopo::spank::parse_plugstack_args({"nvml=" + lib});
+    CHECK(gputopo::spank::live_sources(c).nvml_library == lib);
+    CHECK_THROWS_AS(gputopo::spank::parse_plugstack_args({"nvml=relative/libnvidia-ml.so.1"}), gputopo::ParseError);
 }
 
 TEST_CASE("NVML: 8 H200 behind NVSwitches, links as in the NCCL dump", "[nvml]") {

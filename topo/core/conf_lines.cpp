@@ -1,12 +1,10 @@
 #include "topo/core/conf_lines.hpp"
 
 #include <cctype>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "topo/core/errors.hpp"
+#include "topo/core/files.hpp"
 
 namespace gputopo {
 
@@ -96,11 +94,10 @@ std::vector<ConfLine> parse_conf_lines(std::string_view text, const std::string&
 }
 
 std::string read_text_file(const std::string& path, const char* what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw TopologyError(std::string("cannot read ") + what + " '" + path + "': " + std::strerror(errno));
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+    ReadFailure why;
+    std::optional<std::string> text = read_file_bounded(path, ReadLimits{kMaxConfigFileBytes, true}, &why);
+    if (!text) throw TopologyError(std::string("cannot read ") + what + " '" + path + "': it " + why.what);
+    return std::move(*text);
 }
 
 }  // namespace gputopo

@@ -155,6 +155,15 @@ Hostlist Hostlist::from_names(const std::vector<std::string>& names) {
     return hl;
 }
 
+// Memory one more range costs: the range, its start and its prefix text.
+void Hostlist::check_budget(std::string_view expression, uint64_t ranges, uint64_t prefix_bytes) {
+    const uint64_t per_range = sizeof(HostRange) + sizeof(uint64_t) + prefix_bytes;
+    if (ranges > kMaxBytes / per_range || bytes_ + ranges * per_range > kMaxBytes)
+        bad(expression, "it needs more than " + std::to_string(kMaxBytes >> 20) +
+                            " MiB as ranges (earlier bracket groups multiply the ranges of the last one)");
+    bytes_ += ranges * per_range;
+}
+
 Hostlist Hostlist::parse(std::string_view expression) {
     Hostlist hl;
     size_t pos = 0;
@@ -181,6 +190,7 @@ Hostlist Hostlist::parse(std::string_view expression) {
 
         size_t open = item.rfind('[');
         if (open == std::string_view::npos) {
+            hl.check_budget(expression, 1, item.size());
             hl.push_host(item);
             continue;
         }
@@ -206,6 +216,7 @@ Hostlist Hostlist::parse(std::string_view expression) {
             if (total * prefixes.size() > kMaxPrefixHosts)
                 bad(expression, "'" + std::string(item) + "' expands to more than " +
                                     std::to_string(kMaxPrefixHosts) + " prefixes");
+            hl.check_budget(expression, total * prefixes.size(), prefixes.back().size() + 2 * kMaxDigits);
             std::vector<std::string> next;
             next.reserve(prefixes.size() * total);
             for (const std::string& s : prefixes)
@@ -219,8 +230,7 @@ Hostlist Hostlist::parse(std::string_view expression) {
             prefixes.swap(next);
             p = c + 1;
         }
-        hl.ranges_.reserve(hl.ranges_.size() + prefixes.size() * last.size());
-        hl.starts_.reserve(hl.ranges_.capacity());
+        hl.check_budget(expression, prefixes.size() * last.size(), prefixes.back().size());
         HostRange hr;
         for (const std::string& pre : prefixes) {
             hr.prefix = pre;
@@ -248,25 +258,20 @@ std::string Hostlist::nth(uint64_t i) const {
 }
 
 std::optional<uint64_t> Hostlist::index_of(std::string_view name) const {
-    HostName hn = split_host_name(name);
     for (size_t r = 0; r < ranges_.size(); ++r) {
         const HostRange& hr = ranges_[r];
         if (hr.single) {
             if (hr.prefix == name) return starts_[r];
             continue;
         }
-        if (hn.digits == 0) continue;
-        std::string_view prefix = hn.prefix;
-        std::string_view digits = name.substr(prefix.size());
-        if (hr.prefix.size() != prefix.size()) {
-            // Slurm: a range prefix may end in digits ("nid0000[2-7]"); move
-            // that many leading digits of the name's number into its prefix.
-            size_t extra = hr.prefix.size() - prefix.size();
-            if (hr.prefix.size() < prefix.size() || extra >= digits.size()) continue;
-            prefix = name.substr(0, hr.prefix.size());
-            digits = name.substr(hr.prefix.size());
-        }
-        if (prefix != hr.prefix) continue;
+        // The name is the range's prefix and a number. Slurm: a range prefix
+        // may end in digits ("nid0000[2-7]" holds "nid00003"), so the number is
+        // whatever follows the prefix, however long the name's digit run is.
+        if (name.size() <= hr.prefix.size() || name.compare(0, hr.prefix.size(), hr.prefix) != 0) continue;
+        std::string_view digits = name.substr(hr.prefix.size());
+        if (digits.size() > static_cast<size_t>(kMaxDigits) ||
+            !std::all_of(digits.begin(), digits.end(), is_digit))
+            continue;
         uint64_t v = 0;
         for (char c : digits) v = v * 10 + static_cast<uint64_t>(c - '0');
         if (v < hr.lo || v > hr.hi) continue;

@@ -17,8 +17,10 @@
 //  an unclosed '[' (Slurm appends ']' and takes the text as one host name),
 //  a name containing ']' without '['.
 // Limits: at most kMaxRangeHosts hosts in one LO-HI range, at most
-// kMaxPrefixHosts expansions of the earlier bracket groups of one item, numbers
-// of at most 18 digits (longer digit runs in plain names make them literal).
+// kMaxPrefixHosts expansions of the earlier bracket groups of one item, at most
+// kMaxBytes of ranges for one expression, numbers of at most 18 digits (longer
+// digit runs in plain names make them literal; index_of still finds them
+// behind a range prefix that ends in digits).
 //
 // The list is kept compressed: count(), nth(i) and index_of(name) work on the
 // ranges, and for_each_host() walks hosts without building strings.
@@ -51,6 +53,9 @@ class Hostlist {
 public:
     static constexpr uint64_t kMaxRangeHosts = 1u << 24;   // one LO-HI range
     static constexpr uint64_t kMaxPrefixHosts = 1u << 20;  // expansions of earlier bracket groups
+    // What parse() may allocate for one expression, ranges and their prefixes
+    // together: a short expression cannot cost more (issue 12, finding 4).
+    static constexpr uint64_t kMaxBytes = uint64_t{16} << 20;
 
     Hostlist() = default;
 
@@ -99,6 +104,11 @@ public:
     }
 
 private:
+    // parse(): counts `ranges` more ranges with `prefix_bytes` of prefix each
+    // against kMaxBytes; throws ParseError naming `expression` past it.
+    void check_budget(std::string_view expression, uint64_t ranges, uint64_t prefix_bytes);
+
+    uint64_t bytes_ = 0;  // parse()'s running estimate
     std::vector<HostRange> ranges_;
     std::vector<uint64_t> starts_;  // starts_[r] = hosts before range r
     uint64_t total_ = 0;

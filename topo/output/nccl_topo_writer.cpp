@@ -1,17 +1,14 @@
 #include "topo/output/nccl_topo_writer.hpp"
 
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "topo/core/errors.hpp"
+#include "topo/core/files.hpp"
 
 namespace gputopo {
 
@@ -328,27 +325,9 @@ private:
 std::string nccl_topology_xml(const Node& node) { return Writer(node).write(); }
 
 void write_nccl_topology_file(const Node& node, const std::string& path) {
-    const std::string text = nccl_topology_xml(node);
-    const std::string tmp = path + ".tmp." + std::to_string(getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) {
-            int err = errno;
-            throw TopologyError("gputopo: cannot write NCCL topology file " + path + ": " + std::strerror(err));
-        }
-        out << text;
-        out.flush();
-        if (!out) {
-            int err = errno;
-            std::remove(tmp.c_str());
-            throw TopologyError("gputopo: cannot write NCCL topology file " + path + ": " + std::strerror(err));
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        int err = errno;
-        std::remove(tmp.c_str());
-        throw TopologyError("gputopo: cannot write NCCL topology file " + path + ": " + std::strerror(err));
-    }
+    // A fresh temporary file (O_EXCL | O_NOFOLLOW) renamed into place: nothing
+    // planted under the name in a shared directory is followed or reused.
+    write_file_atomically(path, nccl_topology_xml(node));
 }
 
 }  // namespace gputopo

@@ -5,15 +5,16 @@
 #include "topo/sources/hwloc_source.hpp"
 
 #include <hwloc.h>
-#include <sys/stat.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "topo/core/errors.hpp"
+#include "topo/core/files.hpp"
 #include "topo/sources/hwloc_convert.hpp"
 #include "topo/sources/xml_document.hpp"
 
@@ -47,7 +48,94 @@ int declared_major(const XmlElement& root) {
     return major;
 }
 
-// Content checks hwloc's own loader would answer with a bare EINVAL.
+// libhwloc 2.9's XML import trusts a few things it never checks and
+// dereferences NULL (or loads an invalid enum) when they are missing, killing
+// the process instead of failing the load (found by mutating every attribute
+// of the shipped fixtures and by fuzzing, see fuzz/): an object with a cpuset
+// must have a complete_cpuset, one with a nodeset a complete_nodeset, and a
+// bridge_type must name known bus types ("0-1" host bridge, "1-1" PCI bridge),
+// and every set must be written as hwloc writes sets (is_hwloc_set).
+// hwloc itself writes all of these; anything else is refused here with the
+// element's line.
+bool is_bus_type(std::string_view s) { return s == "0" || s == "1"; }
+
+// A CPU or NUMA set as hwloc writes it: "0xf...f" (infinite) optionally
+// followed by ",WORDS", or WORDS: comma-separated 32-bit words "0x" + 1-8 hex
+// digits, the first and the last present, empty ones between them meaning 0
+// ("0x00040000,,,0x00040000,0x0"). libhwloc 2.9 asserts (abort) on a set
+// starting with a comma, so nothing else reaches it.
+bool is_hwloc_set(std::string_view s) {
+    const std::string_view infinite = "0xf...f";
+    if (s.substr(0, infinite.size()) == infinite) {
+        s.remove_prefix(infinite.size());
+        if (s.empty()) return true;
+        if (s[0] != ',') return false;
+        s.remove_prefix(1);
+    }
+    auto hex_word = [](std::string_view w) {
+        if (w.size() < 3 || w.size() > 10 || w[0] != '0' || w[1] != 'x') return false;
+        for (char c : w.substr(2))
+            if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+        return true;
+    };
+    bool first = true;
+    while (true) {
+        size_t comma = s.find(',');
+        std::string_view word = s.substr(0, comma);
+        bool last = comma == std::string_view::npos;
+        if (word.empty() ? first || last : !hex_word(word)) return false;
+        if (last) return true;
+        s.remove_prefix(comma + 1);
+        first = false;
+    }
+}
+
+// Every attribute libhwloc reads as a set, on any element.
+const char* const kSetAttributes[] = {"cpuset",         "complete_cpuset", "allowed_cpuset", "online_cpuset",
+                                      "nodeset",        "complete_nodeset", "allowed_nodeset",
+                                      "initiator_cpuset"};
+
+void check_sets(const XmlElement& e, const std::string& name) {
+    for (const char* a : kSetAttributes) {
+        if (!e.has(a)) continue;
+        std::string v = e.attr(a);
+        if (!is_hwloc_set(v))
+            fail(name, "line " + std::to_string(e.line()) + ": <" + e.name() + "> has " + a + "=\"" + v +
+                           "\" (expected a set like \"0x000000ff,0x0\"); " + kExpected);
+    }
+}
+
+void check_object(const XmlElement& e, const std::string& name) {
+    auto refuse = [&](const std::string& what) {
+        fail(name, "line " + std::to_string(e.line()) + ": <object type=\"" + e.attr("type") + "\"> " + what + "; " +
+                       kExpected);
+    };
+    if (e.has("cpuset") && !e.has("complete_cpuset")) refuse("has a cpuset but no complete_cpuset");
+    if (e.has("nodeset") && !e.has("complete_nodeset")) refuse("has a nodeset but no complete_nodeset");
+    if (e.has("bridge_type")) {
+        std::string t = e.attr("bridge_type");
+        size_t dash = t.find('-');
+        if (dash == std::string::npos || !is_bus_type(std::string_view(t).substr(0, dash)) ||
+            !is_bus_type(std::string_view(t).substr(dash + 1)))
+            refuse("has bridge_type=\"" + t + "\" (expected \"0-1\" or \"1-1\")");
+    }
+}
+
+// Every element below the root, without recursion (libxml2 already limits
+// the depth; this walk does not depend on it).
+void check_objects(const XmlElement& root, const std::string& name) {
+    std::vector<XmlElement> todo{root};
+    while (!todo.empty()) {
+        XmlElement e = todo.back();
+        todo.pop_back();
+        check_sets(e, name);
+        if (e.name() == "object") check_object(e, name);
+        for (const XmlElement& c : e.children()) todo.push_back(c);
+    }
+}
+
+// Content checks hwloc's own loader would answer with a bare EINVAL, or not
+// survive.
 void check_xml_text(const std::string& xml, const std::string& name) {
     if (xml.find_first_not_of(" \t\r\n") == std::string::npos) fail(name, std::string("is empty; ") + kExpected);
     XmlDocument doc(xml, name);
@@ -66,6 +154,7 @@ void check_xml_text(const std::string& xml, const std::string& name) {
                        "\">) is not supported by this hwloc (" + hwloc_runtime_version() +
                        "); export it with hwloc 2.x (`lstopo --of xml`) or with hwloc 3's `lstopo --of v2xml`, "
                        "or give gputopo the node's NCCL topology dump instead");
+    check_objects(root, name);
 }
 
 // hwloc loads its plugins (PCI through libpciaccess, OpenCL, ...) with the
@@ -105,22 +194,10 @@ private:
 };
 
 std::string read_file(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
-        int err = errno;
-        if (err == ENOENT) fail(path, std::string("no such file; ") + kExpected);
-        fail(path, std::string("cannot be read (") + std::strerror(err) + "); " + kExpected);
-    }
-    if (S_ISDIR(st.st_mode)) fail(path, std::string("is a directory; ") + kExpected);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        int err = errno;
-        fail(path, std::string("cannot be read (") + std::strerror(err ? err : EIO) + "); " + kExpected);
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) fail(path, std::string("cannot be read (I/O error); ") + kExpected);
-    return text.str();
+    ReadFailure why;
+    std::optional<std::string> text = read_file_bounded(path, ReadLimits{}, &why);
+    if (!text) fail(path, why.what + "; " + kExpected);
+    return std::move(*text);
 }
 
 }  // namespace

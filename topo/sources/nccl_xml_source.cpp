@@ -61,14 +61,13 @@
 #include "topo/sources/nccl_xml_source.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "topo/core/errors.hpp"
+#include "topo/core/files.hpp"
 #include "topo/sources/xml_document.hpp"
 
 namespace gputopo {
@@ -448,14 +447,10 @@ private:
 Node read_nccl_xml_buffer(const std::string& xml, const std::string& name) { return NcclReader(name).read(xml); }
 
 Node read_nccl_xml(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        const int err = errno;
-        throw TopologyError("gputopo: cannot read NCCL topology file " + path + ": " + std::strerror(err));
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return read_nccl_xml_buffer(text.str(), path);
+    ReadFailure why;
+    std::optional<std::string> text = read_file_bounded(path, ReadLimits{}, &why);
+    if (!text) throw TopologyError("gputopo: NCCL topology file " + path + " " + why.what);
+    return read_nccl_xml_buffer(*text, path);
 }
 
 }  // namespace gputopo

@@ -96,6 +96,64 @@ struct Line {
     }
 };
 
+TopologyError snapshot_error(const std::string& name, const std::string& why) {
+    return TopologyError("gputopo: " + name + " is not a gputopo node snapshot (version 1): " + why);
+}
+
+// Every index and reference a snapshot holds points where the model's readers
+// assume it does (topo/core/distance.cpp walks PCI parents, the planner indexes
+// GPUs by position): a damaged file is refused here instead of crashing later.
+void check_node_snapshot(const Node& n, const std::string& name) {
+    auto refuse = [&](const std::string& what, size_t i, const std::string& why) {
+        throw snapshot_error(name, what + " " + std::to_string(i) + ": " + why);
+    };
+    auto numa_ok = [&](int os) { return os == -1 || n.numa(os) != nullptr; };
+    auto package_ok = [&](int os) {
+        if (os == -1) return true;
+        for (const Package& p : n.packages)
+            if (p.os_index == os) return true;
+        return false;
+    };
+    const int npci = static_cast<int>(n.pci.size());
+    auto pci_ok = [&](int i) { return i >= -1 && i < npci; };
+    for (size_t i = 0; i < n.numa_nodes.size(); ++i) {
+        if (n.numa_nodes[i].os_index < 0) refuse("numa", i, "negative OS index");
+        if (i && n.numa_nodes[i].os_index <= n.numa_nodes[i - 1].os_index) refuse("numa", i, "not sorted by OS index");
+    }
+    for (size_t i = 0; i < n.cores.size(); ++i) {
+        if (!package_ok(n.cores[i].package)) refuse("core", i, "names a package that is not in the snapshot");
+        if (!numa_ok(n.cores[i].numa)) refuse("core", i, "names a NUMA node that is not in the snapshot");
+    }
+    for (size_t i = 0; i < n.pci.size(); ++i) {
+        const PciObject& p = n.pci[i];
+        if (p.kind != PciKind::HostBridge && p.kind != PciKind::Bridge && p.kind != PciKind::Device)
+            refuse("pci", i, "unknown kind");
+        // Parents come before their children, so the tree has no cycle.
+        if (p.parent < -1 || p.parent >= static_cast<int>(i)) refuse("pci", i, "parent is not an earlier PCI object");
+        if (!numa_ok(p.numa)) refuse("pci", i, "names a NUMA node that is not in the snapshot");
+    }
+    for (size_t i = 0; i < n.gpus.size(); ++i) {
+        const Gpu& g = n.gpus[i];
+        if (g.index != static_cast<int>(i)) refuse("gpu", i, "index is not its position");
+        if (g.vendor != Vendor::Nvidia && g.vendor != Vendor::Amd && g.vendor != Vendor::Intel && g.vendor != Vendor::Other)
+            refuse("gpu", i, "unknown vendor");
+        if (!pci_ok(g.pci_object)) refuse("gpu", i, "PCI object out of range");
+        if (!numa_ok(g.numa)) refuse("gpu", i, "names a NUMA node that is not in the snapshot");
+    }
+    for (size_t i = 0; i < n.nics.size(); ++i) {
+        if (!pci_ok(n.nics[i].pci_object)) refuse("nic", i, "PCI object out of range");
+        if (!numa_ok(n.nics[i].numa)) refuse("nic", i, "names a NUMA node that is not in the snapshot");
+    }
+    const int ngpus = static_cast<int>(n.gpus.size());
+    for (size_t i = 0; i < n.links.size(); ++i) {
+        const GpuLink& l = n.links[i];
+        if (l.a < 0 || l.b <= l.a || l.b >= ngpus) refuse("link", i, "GPU indices out of range (expected 0 <= a < b < GPUs)");
+        if (l.kind != LinkKind::NVLink && l.kind != LinkKind::XGMI && l.kind != LinkKind::C2C)
+            refuse("link", i, "unknown kind");
+        if (l.count < 0) refuse("link", i, "negative link count");
+    }
+}
+
 }  // namespace
 
 std::string write_node_snapshot(const Node& n) {
@@ -131,9 +189,6 @@ std::string write_node_snapshot(const Node& n) {
 
 namespace {
 
-TopologyError not_a_snapshot(const std::string& name, const std::string& why) {
-    return TopologyError("gputopo: " + name + " is not a gputopo node snapshot (version 1): " + why);
-}
 
 // One line of a snapshot: its tab-separated fields and typed access to them.
 struct Record {
@@ -142,7 +197,7 @@ struct Record {
     const std::string& name;
 
     const std::string& tag() const { return f[0]; }
-    TopologyError bad(const std::string& why) const { return not_a_snapshot(name, why); }
+    TopologyError bad(const std::string& why) const { return snapshot_error(name, why); }
     void need(size_t k) const {
         if (f.size() != k + 1) throw bad("line " + std::to_string(lineno) + ": " + tag() + " needs " + std::to_string(k) + " fields");
     }
@@ -257,7 +312,7 @@ bool read_record(Node& n, const Record& r) {
 Node read_node_snapshot(const std::string& text, const std::string& name) {
     std::istringstream in(text);
     std::string line;
-    if (!std::getline(in, line) || line != kHeader) throw not_a_snapshot(name, "wrong header");
+    if (!std::getline(in, line) || line != kHeader) throw snapshot_error(name, "wrong header");
     Node n;
     bool ended = false;
     size_t lineno = 1;
@@ -269,9 +324,10 @@ Node read_node_snapshot(const std::string& text, const std::string& name) {
     } catch (const TopologyError&) {
         throw;
     } catch (const std::exception& e) {
-        throw not_a_snapshot(name, "line " + std::to_string(lineno) + ": " + e.what());
+        throw snapshot_error(name, "line " + std::to_string(lineno) + ": " + e.what());
     }
-    if (!ended) throw not_a_snapshot(name, "truncated (no end line)");
+    if (!ended) throw snapshot_error(name, "truncated (no end line)");
+    check_node_snapshot(n, name);
     return n;
 }
 

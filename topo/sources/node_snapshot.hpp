@@ -13,7 +13,8 @@ namespace gputopo::spank {
 std::string write_node_snapshot(const Node& node);
 
 // Throws TopologyError naming `name` on anything that is not a snapshot of
-// this version.
+// this version, including one whose indices (PCI parents, a GPU's or NIC's PCI
+// object, NUMA nodes, packages, link endpoints) point nowhere.
 Node read_node_snapshot(const std::string& text, const std::string& name);
 
 }  // namespace gputopo::spank

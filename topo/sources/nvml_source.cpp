@@ -316,11 +316,7 @@ void read_device(const Api& api, unsigned index, NvmlSnapshot& snap) {
 
 NvmlSnapshot read_nvml_impl(const std::string& requested) {
     NvmlSnapshot snap;
-    std::string lib = requested;
-    if (lib.empty()) {
-        const char* env = std::getenv(env::kNvmlLibrary);
-        lib = env && *env ? env : "libnvidia-ml.so.1";
-    }
+    const std::string lib = requested.empty() ? "libnvidia-ml.so.1" : requested;
     snap.library = lib;
     NvmlLibrary library(lib);
     if (!library.loaded()) {
@@ -358,6 +354,11 @@ NvmlSnapshot read_nvml_impl(const std::string& requested) {
 }
 
 }  // namespace
+
+std::string nvml_library_from_environment() {
+    const char* env = secure_getenv(kNvmlLibraryEnv);
+    return env ? env : "";
+}
 
 NvmlSnapshot read_nvml(const std::string& library) {
     try {

@@ -73,8 +73,18 @@ struct NvmlSnapshot {
     const NvmlGpuInfo* find(const PciAddress& pci) const;
 };
 
+// Environment variable naming the NVML library to load instead of
+// libnvidia-ml.so.1, honoured only by the front ends the user runs (the CLI,
+// the launcher; tests point it at the fake library). The plugin, which loads
+// NVML as root, never reads it: its library comes from plugstack.conf nvml=.
+inline constexpr const char* kNvmlLibraryEnv = "GPUTOPO_NVML_LIBRARY";
+
+// $GPUTOPO_NVML_LIBRARY (through secure_getenv: unset in a setuid or
+// otherwise secure-execution process), "" when unset.
+std::string nvml_library_from_environment();
+
 // Reads every GPU NVML sees. `library`: a path or soname; "" means
-// $GPUTOPO_NVML_LIBRARY, else "libnvidia-ml.so.1". Never throws.
+// "libnvidia-ml.so.1". Never reads the environment. Never throws.
 NvmlSnapshot read_nvml(const std::string& library = "");
 
 }  // namespace gputopo

@@ -258,6 +258,12 @@ void apply_live_sources(Node& node, const LiveSources& sources) {
     }
 }
 
+LiveSources live_sources_from_environment() {
+    LiveSources s;
+    s.nvml_library = nvml_library_from_environment();
+    return s;
+}
+
 Node discover_live(const LiveSources& sources) {
     Node node = discover_this_machine();
     apply_live_sources(node, sources);

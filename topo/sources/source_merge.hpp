@@ -41,7 +41,7 @@ std::vector<std::string> mark_storage_nics(Node& node, const std::vector<std::st
 // What to read on this machine besides hwloc.
 struct LiveSources {
     bool nvml = true;
-    std::string nvml_library;            // "" = $GPUTOPO_NVML_LIBRARY or libnvidia-ml.so.1
+    std::string nvml_library;            // "" = libnvidia-ml.so.1
     bool nic_state = true;
     std::string sysfs_root;              // "" = "/"
     std::vector<std::string> storage_nics;
@@ -51,6 +51,10 @@ struct LiveSources {
 // GPUs whose nearest NIC is down get a warning naming the fallback
 // (nic_fallbacks()), which `gputopo show` prints.
 void apply_live_sources(Node& node, const LiveSources& sources);
+
+// The defaults with the NVML library from $GPUTOPO_NVML_LIBRARY: for the
+// front ends the user runs (CLI, launcher), never for the plugin.
+LiveSources live_sources_from_environment();
 
 // This machine: hwloc (throws TopologyError as discover_this_machine does)
 // refined by apply_live_sources.

@@ -3,14 +3,10 @@
 // names the file and says what was expected.
 #include "topo/sources/topology_loader.hpp"
 
-#include <sys/stat.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "topo/core/errors.hpp"
+#include "topo/core/files.hpp"
 #include "topo/sources/hwloc_source.hpp"
 #include "topo/sources/nccl_xml_source.hpp"
 #include "topo/sources/xml_document.hpp"
@@ -28,22 +24,10 @@ const char* const kExpected =
 }
 
 std::string read_whole_file(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
-        const int err = errno;
-        if (err == ENOENT) fail(path, std::string("does not exist; ") + kExpected);
-        fail(path, std::string("cannot be read (") + std::strerror(err) + "); " + kExpected);
-    }
-    if (S_ISDIR(st.st_mode)) fail(path, std::string("is a directory; ") + kExpected);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        const int err = errno;
-        fail(path, std::string("cannot be read (") + std::strerror(err) + "); " + kExpected);
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) fail(path, std::string("cannot be read (I/O error); ") + kExpected);
-    return text.str();
+    ReadFailure why;
+    std::optional<std::string> text = read_file_bounded(path, ReadLimits{}, &why);
+    if (!text) fail(path, why.what + "; " + kExpected);
+    return std::move(*text);
 }
 
 bool blank(const std::string& s) {

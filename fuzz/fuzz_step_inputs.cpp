@@ -1,0 +1,24 @@
+// The step environment (step/step_inputs.cpp): the input is NAME=VALUE lines,
+// the environment read_step_inputs and slurm_node_name see.
+#include <map>
+
+#include "fuzz/fuzz_common.hpp"
+#include "step/step_inputs.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    std::map<std::string, std::string> env;
+    for (const std::string& line : gputopo_fuzz::split(gputopo_fuzz::text_of(data, size), '\n')) {
+        size_t eq = line.find('=');
+        if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    gputopo::spank::Getenv get = [&](const std::string& k) -> std::optional<std::string> {
+        auto it = env.find(k);
+        if (it == env.end()) return std::nullopt;
+        return it->second;
+    };
+    gputopo_fuzz::expect_clean([&] { gputopo::spank::read_step_inputs(get); });
+    gputopo_fuzz::expect_clean([&] {
+        for (int id : {0, 1, 7, 100000}) gputopo::spank::slurm_node_name(get, id, "host");
+    });
+    return 0;
+}
