@@ -69,7 +69,8 @@ TaskAction StepBinding::task(int task, const Getenv& current) const {
     eo.share = options_.share;
     eo.step_gpus = inputs_.gpus;
     eo.relative_numbering = inputs_.relative_numbering;
-    ResolvedEnv r = keep_user_values(task_env(node_, plan_, task, eo), current);
+    a.wanted = task_env(node_, plan_, task, eo);
+    ResolvedEnv r = keep_user_values(a.wanted, current);
     a.set = std::move(r.set);
     a.kept = std::move(r.kept);
     const TaskBinding& b = plan_.tasks.at(static_cast<size_t>(task));

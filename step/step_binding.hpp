@@ -49,8 +49,9 @@ struct StepSetup {
 };
 
 struct TaskAction {
-    std::vector<EnvVar> set;         // variables to set (overwrite)
-    std::vector<EnvVar> kept;        // the user's values we left alone
+    std::vector<EnvVar> wanted;      // every variable gputopo would set (task_env)
+    std::vector<EnvVar> set;         // of those, the ones to set (overwrite)
+    std::vector<EnvVar> kept;        // the user's values we left alone (name, the user's value)
     std::vector<int> visible;        // GPU indices the task sees, in order
     CpuSet cpus;                     // planned CPUs (empty: none)
     std::vector<int> mems;           // planned NUMA nodes

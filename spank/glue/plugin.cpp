@@ -14,6 +14,7 @@ extern "C" {
 #include <vector>
 
 #include "spank/glue/state.hpp"
+#include "spank/job_env.hpp"
 #include "topo/core/errors.hpp"
 
 // SPANK_PLUGIN() gives these internal linkage in C++; define them by hand.
@@ -80,18 +81,11 @@ int register_option(spank_t sp) {
 }
 
 std::optional<std::string> job_getenv(spank_t sp, const char* name) {
-    // Most values fit the first buffer; a longer one (a long node list, a
-    // user's variable) is read again with a larger one, up to the limit.
-    std::vector<char> buf(4096);
-    for (;;) {
-        spank_err_t rc = spank_getenv(sp, name, buf.data(), static_cast<int>(buf.size()));
-        if (rc == ESPANK_SUCCESS) return std::string(buf.data());
-        if (rc != ESPANK_NOSPACE) return std::nullopt;
-        if (buf.size() >= kMaxJobEnvValue)
-            throw ParseError(std::string(name) + " in the job's environment is longer than " +
-                             std::to_string(kMaxJobEnvValue / 1024) + " KiB");
-        buf.resize(buf.size() * 4);
-    }
+    return read_env_value(name, [&](char* buf, size_t len) {
+        const int rc = spank_getenv(sp, name, buf, static_cast<int>(len));
+        if (rc == ESPANK_SUCCESS) return EnvRead::Ok;
+        return rc == ESPANK_NOSPACE ? EnvRead::TooSmall : EnvRead::Missing;
+    });
 }
 
 }  // namespace gputopo::spank

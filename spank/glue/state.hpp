@@ -30,10 +30,9 @@ SharedConfig& shared();
 extern const char* const kOptionName;
 int register_option(spank_t sp);
 
-// Reads `name` from the job's environment (remote context). A value longer
-// than kMaxJobEnvValue throws ParseError naming the variable (never taken
-// as unset).
-constexpr size_t kMaxJobEnvValue = 1 << 20;
+// Reads `name` from the job's environment (remote context), whole: a value
+// longer than kMaxJobEnvValue (job_env.hpp) throws ParseError naming the
+// variable, never taken as unset.
 std::optional<std::string> job_getenv(spank_t sp, const char* name);
 
 // Per context: local_context.cpp, slurmd_context.cpp, remote_context.cpp.

@@ -24,7 +24,7 @@ namespace {
 const char* const kExpected = "expected an hwloc XML topology as written by `lstopo --of xml` (hwloc 1.x or 2.x)";
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
-    throw TopologyError("gputopo: " + name + ": " + what);
+    throw TopologyError(name + ": " + what);
 }
 
 // The runtime hwloc's "major.minor", e.g. "2.9".
@@ -88,7 +88,7 @@ class Topology {
 public:
     Topology() {
         keep_hwloc_plugins_loaded();
-        if (hwloc_topology_init(&topo_) != 0) throw TopologyError("gputopo: hwloc could not initialise a topology");
+        if (hwloc_topology_init(&topo_) != 0) throw TopologyError("hwloc could not initialise a topology");
         // The whole node, I/O devices included: GPUs, NICs, NVSwitches and
         // every bridge between them. Disallowed CPUs (a cgroup) stay in the
         // model; the plan restricts to the CPUs a step may use.
@@ -149,7 +149,7 @@ Node read_hwloc_live() {
     errno = 0;
     if (hwloc_topology_load(topo.get()) != 0) {
         int err = errno;
-        throw TopologyError(std::string("gputopo: hwloc could not discover this machine's topology (") +
+        throw TopologyError(std::string("hwloc could not discover this machine's topology (") +
                             std::strerror(err ? err : EINVAL) + ")");
     }
     return hwloc_detail::convert_topology(topo.get(), "this machine");
@@ -160,14 +160,14 @@ std::string export_hwloc_live_xml() {
     errno = 0;
     if (hwloc_topology_load(topo.get()) != 0) {
         int err = errno;
-        throw TopologyError(std::string("gputopo: hwloc could not discover this machine's topology (") +
+        throw TopologyError(std::string("hwloc could not discover this machine's topology (") +
                             std::strerror(err ? err : EINVAL) + ")");
     }
     char* buf = nullptr;
     int len = 0;
     if (hwloc_topology_export_xmlbuffer(topo.get(), &buf, &len, 0) != 0 || !buf) {
         int err = errno;
-        throw TopologyError(std::string("gputopo: hwloc could not export this machine's topology as XML (") +
+        throw TopologyError(std::string("hwloc could not export this machine's topology as XML (") +
                             std::strerror(err ? err : EINVAL) + ")");
     }
     // len counts the terminating NUL.

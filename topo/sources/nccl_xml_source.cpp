@@ -196,7 +196,7 @@ public:
     }
 
 private:
-    [[noreturn]] void fail(const std::string& what) const { throw TopologyError("gputopo: " + name_ + " " + what); }
+    [[noreturn]] void fail(const std::string& what) const { throw TopologyError(name_ + " " + what); }
 
     static int count_gpus(const XmlElement& e) {
         int n = e.name() == "gpu" ? 1 : 0;
@@ -451,7 +451,7 @@ Node read_nccl_xml(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         const int err = errno;
-        throw TopologyError("gputopo: cannot read NCCL topology file " + path + ": " + std::strerror(err));
+        throw TopologyError("cannot read NCCL topology file " + path + ": " + std::strerror(err));
     }
     std::ostringstream text;
     text << in.rdbuf();

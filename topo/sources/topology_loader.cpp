@@ -24,7 +24,7 @@ const char* const kExpected =
     "(NCCL_TOPO_DUMP_FILE, <system version=\"1\">)";
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
-    throw TopologyError("gputopo: topology file " + path + " " + what);
+    throw TopologyError("topology file " + path + " " + what);
 }
 
 std::string read_whole_file(const std::string& path) {
