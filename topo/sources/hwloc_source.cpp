@@ -47,10 +47,9 @@ int declared_major(const XmlElement& root) {
     return major;
 }
 
-// Content checks hwloc's own loader would answer with a bare EINVAL.
-void check_xml_text(const std::string& xml, const std::string& name) {
-    if (xml.find_first_not_of(" \t\r\n") == std::string::npos) fail(name, std::string("is empty; ") + kExpected);
-    XmlDocument doc(xml, name);
+// Content checks hwloc's own loader would answer with a bare EINVAL, on the
+// document already parsed.
+void check_xml_document(const XmlDocument& doc, const std::string& name) {
     if (!doc.ok()) fail(name, "is not XML (" + doc.error() + "); " + kExpected);
     XmlElement root = doc.root();
     if (root.name() == "system")
@@ -126,7 +125,12 @@ std::string read_file(const std::string& path) {
 }  // namespace
 
 Node read_hwloc_xml_buffer(const std::string& xml, const std::string& name) {
-    check_xml_text(xml, name);
+    if (xml.find_first_not_of(" \t\r\n") == std::string::npos) fail(name, std::string("is empty; ") + kExpected);
+    return read_hwloc_xml_document(XmlDocument(xml, name), xml, name);
+}
+
+Node read_hwloc_xml_document(const XmlDocument& doc, const std::string& xml, const std::string& name) {
+    check_xml_document(doc, name);
     if (xml.size() >= static_cast<size_t>(std::numeric_limits<int>::max()))
         fail(name, std::string("is too large; ") + kExpected);
     Topology topo;
