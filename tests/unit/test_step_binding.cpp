@@ -41,21 +41,7 @@ Getenv env_of(const Env& m) {
     };
 }
 
-std::vector<std::string> fixture_files() {
-    std::vector<std::string> out;
-    for (const char* sub : {"hwloc", "nccl"}) {
-        std::string dir = gputopo_test::topology(sub);
-        if (DIR* d = opendir(dir.c_str())) {
-            while (dirent* e = readdir(d)) {
-                std::string name = e->d_name;
-                if (name.size() > 4 && name.compare(name.size() - 4, 4, ".xml") == 0) out.push_back(dir + "/" + name);
-            }
-            closedir(d);
-        }
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-}
+std::vector<std::string> fixture_files() { return gputopo_test::topology_files(); }
 
 // One step shape on one node, as Slurm presents it.
 struct Shape {
