@@ -251,7 +251,6 @@ SuperviseResult supervise_program(const Options& opt, const RankInfo& ri, EventL
         double kw = local_kill_wait();
         return (kw < 0 && may_query) ? query_kill_wait() : kw;
     };
-    sc.affinity = nullptr;  // applied to the launcher itself (apply()), inherited by the program
     sc.slurm_signals_all = !job_id.empty() && proctrack_signals_all(local_proctrack_type());
     sc.log = &log;
     return supervise(opt, sc);
