@@ -90,6 +90,20 @@ else
         "spoofed:" "$(cat "$w/n6.spoofed" "$w/n6.err")"
 fi
 
+# The same with cache= (the root read in init_post_opt): the file root opens is
+# named by slurmstepd's environment or the host, never by the job's.
+mkdir -p "$w/cache"
+plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml" "cache=$w/cache"
+SLURMD_NODENAME=n2 timeout 60 srun -w n3 -N1 -n4 --gpus-per-node=4 --gpu-topo=closest -l "$w/dump.sh" 2>"$w/n6c.err" |
+    sort > "$w/n6c.spoofed"
+plugstack_default
+if [ -s "$w/n6.plain" ] && cmp -s "$w/n6.plain" "$w/n6c.spoofed" && ! ls "$w/cache" | grep -q n2; then
+    tap_ok "node name from Slurm with cache=: root never reads the topology a user's SLURMD_NODENAME names"
+else
+    fail "node name from Slurm with cache=" "plain:" "$(cat "$w/n6.plain")" "spoofed:" \
+        "$(cat "$w/n6c.spoofed" "$w/n6c.err")" "cache: $(ls "$w/cache")"
+fi
+
 # Finding 13: a user value over 4 KiB is the user's, not taken as unset.
 big="=$(printf 'mlx5_%d,' $(seq 0 999) | head -c 5000)"
 EXPECT=$big NCCL_IB_HCA=$big timeout 60 srun -w n3 -N1 -n1 --gpus-per-node=4 --gpu-topo=closest \
