@@ -278,7 +278,6 @@ Classification classify_end(const Options& opt, const RankInfo& ri, const Superv
 
 // Phase 7: requeue a retryable failure, once per failure across ranks.
 void requeue_if_due(const Options& opt, const RankInfo& ri, const Classification& c, int status, EventLog& log) {
-    (void)status;
     const std::string& job_id = ri.job_id;
     // One leader per failure: only it asks slurmctld, decides and speaks
     // (10,000 ranks failing at once must not mean 10,000 RPCs).
