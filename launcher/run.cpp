@@ -154,7 +154,6 @@ int dry_run(const Options& opt, const RankInfo& ri, const Prepared& p) {
     const LaunchBinding& b = p.binding;
     std::printf("binding: %s\n", b.bound ? p.binding_text().c_str() : (b.note.empty() ? "none" : b.note.c_str()));
     if (b.bound && !b.note.empty()) std::printf("binding note: %s\n", b.note.c_str());
-    if (b.bound && !b.action.skip_reason.empty()) std::printf("binding note: %s\n", b.action.skip_reason.c_str());
     std::printf("environment:\n");
     for (const auto& v : p.env.set) std::printf("  %s=%s\n", v.name.c_str(), v.value.c_str());
     for (const auto& v : p.env.kept)
@@ -189,8 +188,14 @@ int dry_run(const Options& opt, const RankInfo& ri, const Prepared& p) {
 }
 
 // Phase 3: set the variables in this process and bind it (the program
-// inherits both), say what was kept, log the start.
-void apply(const Options& opt, const RankInfo& ri, const Prepared& p, EventLog& log) {
+// inherits both), say what was kept, log the start. False when --gpu-topo's
+// `strict` asks to fail because the binding could not be made or applied.
+bool apply(const Options& opt, const RankInfo& ri, const Prepared& p, EventLog& log) {
+    const bool strict = opt.gpu_topo.strict && opt.gpu_topo.mode != Mode::None;
+    if (strict && !p.binding.bound && p.binding.note.find("running unbound") != std::string::npos) {
+        say("gputopo: " + ri.node + " rank " + std::to_string(ri.rank) + ": " + p.binding.note + " (strict: the task fails)");
+        return false;
+    }
     for (const auto& v : p.env.set) setenv(v.name.c_str(), v.value.c_str(), 1);
     for (const auto& v : p.env.kept) {
         std::string ours = p.wanted_value(v.name);
@@ -201,11 +206,15 @@ void apply(const Options& opt, const RankInfo& ri, const Prepared& p, EventLog& 
     if (p.binding.bound) {
         const step::TaskAction& a = p.binding.action;
         std::string failed = step::apply_task(a);
-        if (opt.verbose) {
+        if (opt.verbose || opt.gpu_topo.verbose) {
             for (const auto& n : a.notes) say("gputopo: " + n);
             say("gputopo: " + a.verbose_line + (failed.empty() ? "" : " (affinity not applied: " + failed + ")"));
         } else if (!failed.empty() && ri.local_rank == 0) {
             say("gputopo: " + ri.node + ": affinity not applied: " + failed);
+        }
+        if (std::string why = step::binding_failure(a, failed); strict && !why.empty()) {
+            say("gputopo: " + ri.node + " rank " + std::to_string(ri.rank) + ": " + why + " (strict: the task fails)");
+            return false;
         }
     }
     Event e("start");
@@ -214,6 +223,7 @@ void apply(const Options& opt, const RankInfo& ri, const Prepared& p, EventLog& 
     e.add("command", cmd).add("binding", p.binding_text()).add("max_restarts", opt.max_restarts)
         .add("pid", static_cast<long long>(getpid()));
     log.write(e);
+    return true;
 }
 
 // Phase 4: --preflight; true when it failed (then `end` says so).
@@ -364,7 +374,11 @@ int launcher_main(int argc, char** argv) {
     }
     Prepared p = prepare(opt, ri);
     if (opt.dry_run) return dry_run(opt, ri, p);
-    apply(opt, ri, p, log);
+    if (!apply(opt, ri, p, log)) {
+        log.write(Event("end").add("class", "failed").add("evidence", "strict: binding not applied").add("exit_status", 1));
+        if (p.binding.exchange) forget_step_gpus(*p.binding.exchange);
+        return 1;
+    }
 
     SuperviseResult sr;
     if (!preflight_failed(opt, ri, sr.end)) {

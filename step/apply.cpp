@@ -83,6 +83,12 @@ CpuSet current_affinity() {
     return s;
 }
 
+std::string binding_failure(const TaskAction& a, const std::string& apply_error) {
+    if (!apply_error.empty()) return "affinity not applied: " + apply_error;
+    if (!a.cpus.empty() && !a.apply_affinity && !a.user_bound) return a.skip_reason;
+    return "";
+}
+
 std::string apply_task(const TaskAction& a) {
     if (!a.apply_affinity) return "";
     std::string why = apply_affinity(a.cpus);

@@ -20,6 +20,11 @@ std::string apply_task(const TaskAction& a);
 // or MPOL_BIND. Every node must exist on this host. Returns "" or why not.
 std::string apply_mempolicy(MemPolicy policy, const std::vector<int>& mems);
 
+// What `strict` fails a task for, "" when nothing: the error apply_task
+// returned, or CPUs planned on a topology that is not this host's. A binding
+// the user asked Slurm for (--cpu-bind=map_cpu, ...) is no failure.
+std::string binding_failure(const TaskAction& a, const std::string& apply_error);
+
 // The CPUs this host has (/sys/devices/system/cpu/online) and the CPUs the
 // calling process may run on (sched_getaffinity): StepSetup's host_cpus and
 // affinity.

@@ -81,8 +81,10 @@ TaskAction StepBinding::task(int task, const Getenv& current) const {
         if (!cpus_on_host_)
             a.skip_reason = "affinity not applied: the topology's CPUs (" + node_.cpus.to_list() +
                             ") are not this host's";
-        else if (inputs_.user_cpu_bind)
+        else if (inputs_.user_cpu_bind) {
+            a.user_bound = true;
             a.skip_reason = "affinity not applied: kept the user's --cpu-bind=" + inputs_.cpu_bind;
+        }
         else
             a.apply_affinity = true;
     }

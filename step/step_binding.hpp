@@ -57,6 +57,7 @@ struct TaskAction {
     std::vector<int> mems;           // planned NUMA nodes
     MemPolicy mempolicy = MemPolicy::None;
     bool apply_affinity = false;     // apply cpus and the memory policy here
+    bool user_bound = false;         // not applied because the user bound CPUs explicitly
     std::string skip_reason;         // why they are not applied, "" when applied / nothing to apply
     std::string verbose_line;        // "n1 task 3: gpus=3 (0000:5d:00.0) cpus=14-27 mems=1 (preferred) nic=mlx5_2 island=0"
     std::vector<std::string> notes;  // once per node (task 0): GPUs whose nearest NIC is down, ...

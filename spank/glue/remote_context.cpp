@@ -220,13 +220,10 @@ void bind_task(spank_t sp, const StepdState& st, int task) {
     step::TaskAction a = b.task(task, job_env(sp));
     add_islands(sp, st, task, a);
     for (const auto& v : a.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
-    std::string why = a.skip_reason;
-    bool failed = !why.empty() && b.cpus_on_host();  // an explicit user binding is not a failure
-    if (!b.cpus_on_host() && !a.cpus.empty()) failed = true;
-    if (std::string e = step::apply_task(a); !e.empty()) {
-        why = "affinity not applied: " + e;
-        failed = true;
-    }
+    const std::string apply_error = step::apply_task(a);
+    const std::string failure = step::binding_failure(a, apply_error);
+    const std::string why = apply_error.empty() ? a.skip_reason : failure;
+    const bool failed = !failure.empty();
     const bool strict = st.effective.strict;
     if (st.effective.verbose) {
         for (const auto& n : a.notes) say(n);

@@ -70,6 +70,23 @@ run_both s8 "n2+n3, 4 tasks, --gpus-per-task=2" closest -w n2,n3 -N2 -n4 --gpus-
 run_both n1 "n1 this host, 2 tasks, --gpus-per-task=1 (real affinity)" closest -w n1 -N1 -n2 --gpus-per-task=1
 run_both membind "n1 this host, 2 tasks, membind" closest,membind -w n1 -N1 -n2 --gpus-per-node=2
 
+# strict: both fail the same step where the topology's CPUs are not this host's (n2).
+plugstack_default
+timeout 60 srun -w n2 -N1 -n1 --gpus-per-task=1 --gpu-topo=closest,strict true > "$w/strict.plugin" 2>&1
+prc=$?
+plugstack_set_line ""
+timeout 60 srun -w n2 -N1 -n1 --gpus-per-task=1 "$L" --gpu-topo closest,strict --topology "$CLUSTER_DIR/topo/%n.xml" \
+    -- true > "$w/strict.launcher" 2>&1
+lrc=$?
+plugstack_default
+if [ "$prc" -ne 0 ] && [ "$lrc" -ne 0 ] && grep -q "are not this host's (strict" "$w/strict.plugin" &&
+   grep -q "are not this host's (strict" "$w/strict.launcher"; then
+    tap_ok "strict: plugin and launcher both fail the step when the binding cannot be applied"
+else
+    fail "strict: plugin and launcher both fail" "plugin rc=$prc: $(cat "$w/strict.plugin")" \
+        "launcher rc=$lrc: $(cat "$w/strict.launcher")"
+fi
+
 # Memory policy on n1 (real NUMA node 0): preferred by default, bind with membind.
 if [ "$(grep -c 'mpol=preferred:0$' "$w/n1.plugin")" = 2 ] && [ "$(grep -c 'mpol=bind:0$' "$w/membind.plugin")" = 2 ] &&
    [ "$(grep -c 'mpol=preferred:0$' "$w/n1.launcher")" = 2 ]; then

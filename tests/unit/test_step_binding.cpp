@@ -329,3 +329,28 @@ TEST_CASE("job environment values over 4 KiB are read whole, not taken as unset 
                       Catch::Contains("HUGE") && Catch::Contains("longer than"));
     CHECK_FALSE(spank::read_env_value("NONE", [](char*, size_t) { return spank::EnvRead::Missing; }));
 }
+
+TEST_CASE("strict fails for a binding not applied, never for the user's own --cpu-bind", "[step][strict]") {
+    Node node = load_topology_file(gputopo_test::topology(
+        "hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml"));
+    step::StepSetup setup;
+    setup.env = env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}});
+    setup.local_tasks = 4;
+    setup.node_name = "n3";
+    setup.options = step::parse_gpu_topo("closest,strict");
+    setup.host_cpus = CpuSet::range(0, 3);  // not the fixture's CPUs
+    setup.affinity = setup.host_cpus;
+    step::TaskAction off_host = step::StepBinding(setup, node).task(0, env_of({}));
+    CHECK_THAT(step::binding_failure(off_host, ""), Catch::Contains("are not this host's"));
+    setup.host_cpus = node.cpus;
+    setup.affinity = node.cpus;
+    step::TaskAction here = step::StepBinding(setup, node).task(0, env_of({}));
+    CHECK(step::binding_failure(here, "").empty());
+    CHECK_THAT(step::binding_failure(here, "sched_setaffinity(1): Invalid argument"),
+               Catch::StartsWith("affinity not applied: sched_setaffinity"));
+    setup.env = env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}, {"SLURM_CPU_BIND", "quiet,map_cpu:1,2,3,4"}});
+    step::TaskAction user = step::StepBinding(setup, node).task(0, env_of({}));
+    CHECK(user.user_bound);
+    CHECK_FALSE(user.apply_affinity);
+    CHECK(step::binding_failure(user, "").empty());
+}
