@@ -114,6 +114,8 @@ step::Getenv step_environment(const Getenv& task_env, const std::vector<int>& st
 std::string binding_skipped(const step::Options& opt, const Getenv& task_env) {
     if (auto m = task_env(env::kMode); m && !m->empty()) return "bound by the gputopo plugin (GPUTOPO_MODE=" + *m + ")";
     if (opt.mode == Mode::None) return "binding off (--gpu-topo none)";
+    // The plugin binds srun's steps only (not batch scripts, not outside Slurm).
+    if (auto s = task_env("SLURM_STEP_ID"); !s || s->empty()) return "not in a Slurm job step (SLURM_STEP_ID unset); nothing to bind";
     return "";
 }
 

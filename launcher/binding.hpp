@@ -33,7 +33,8 @@ TaskPlace task_place(const Getenv& task_env, const std::string& host);
 step::Getenv step_environment(const Getenv& task_env, const std::vector<int>& step_gpus);
 
 // Why the launcher does not bind this task ("" when it does): the plugin
-// already did (GPUTOPO_MODE set), or --gpu-topo none.
+// already did (GPUTOPO_MODE set), --gpu-topo none, or no job step (outside
+// Slurm, or a batch script, which the plugin leaves unbound too).
 std::string binding_skipped(const step::Options& opt, const Getenv& task_env);
 
 // The task's binding, given the node. `narrowed`: Slurm narrowed this task's

@@ -148,11 +148,13 @@ TEST_CASE("binding without the plugin: plugin present, mode none, unreadable top
     o.gpu_topo = gputopo::step::parse_gpu_topo("none");
     CHECK_FALSE(compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}}), none).bound);
     o.gpu_topo = default_gpu_topo();
-    auto bad = compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}, {"SLURMD_NODENAME", "n9"}}), none);
+    CHECK_THAT(compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}}), none).note, Catch::Contains("not in a Slurm job step"));
+    auto bad = compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}, {"SLURMD_NODENAME", "n9"}, {"SLURM_STEP_ID", "0"}}), none);
     CHECK_FALSE(bad.bound);
     CHECK(bad.action.set.empty());
     CHECK_THAT(bad.note, Catch::Contains("running unbound") && Catch::Contains("/nonexistent/n9.xml"));
     // A node name that would leave the directory is refused, not expanded.
     NodeOnce evil("/t/%n.xml", "../etc/x", "h");
-    CHECK_THAT(compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}}), evil).note, Catch::Contains("not a plain name"));
+    CHECK_THAT(compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}, {"SLURM_STEP_ID", "0"}}), evil).note,
+               Catch::Contains("not a plain name"));
 }
