@@ -137,6 +137,23 @@ std::vector<Shape> shapes_for(const Node& node) {
     return out;
 }
 
+Node xe8640() {
+    return load_topology_file(gputopo_test::topology(
+        "hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml"));
+}
+
+// 4 tasks on the XE8640's 4 GPUs, on a host with `host` CPUs.
+step::StepSetup xe8640_setup(const std::string& options, const CpuSet& host) {
+    step::StepSetup setup;
+    setup.env = env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}});
+    setup.local_tasks = 4;
+    setup.node_name = "n3";
+    setup.options = step::parse_gpu_topo(options);
+    setup.host_cpus = host;
+    setup.affinity = host;
+    return setup;
+}
+
 }  // namespace
 
 TEST_CASE("plugin and launcher: identical actions on every fixture and Slurm shape", "[step][equal]") {
@@ -228,15 +245,8 @@ TEST_CASE("memory policy: preferred by default, bind only with membind", "[step]
     CHECK(step::memory_policy(step::parse_gpu_topo("closest,membind"), {}) == step::MemPolicy::None);
     CHECK(step::to_string(step::parse_gpu_topo("closest,membind")) == "closest,membind");
 
-    Node node = load_topology_file(gputopo_test::topology(
-        "hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml"));
-    step::StepSetup setup;
-    setup.env = env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}});
-    setup.local_tasks = 4;
-    setup.node_name = "n3";
-    setup.host_cpus = node.cpus;  // as on the node itself
-    setup.affinity = node.cpus;
-    setup.options = step::parse_gpu_topo("closest");
+    Node node = xe8640();
+    step::StepSetup setup = xe8640_setup("closest", node.cpus);  // as on the node itself
     step::TaskAction a = step::StepBinding(setup, node).task(0, env_of({}));
     REQUIRE(a.apply_affinity);
     REQUIRE_FALSE(a.mems.empty());
@@ -331,15 +341,8 @@ TEST_CASE("job environment values over 4 KiB are read whole, not taken as unset 
 }
 
 TEST_CASE("strict fails for a binding not applied, never for the user's own --cpu-bind", "[step][strict]") {
-    Node node = load_topology_file(gputopo_test::topology(
-        "hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml"));
-    step::StepSetup setup;
-    setup.env = env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}});
-    setup.local_tasks = 4;
-    setup.node_name = "n3";
-    setup.options = step::parse_gpu_topo("closest,strict");
-    setup.host_cpus = CpuSet::range(0, 3);  // not the fixture's CPUs
-    setup.affinity = setup.host_cpus;
+    Node node = xe8640();
+    step::StepSetup setup = xe8640_setup("closest,strict", CpuSet::range(0, 3));  // not the fixture's CPUs
     step::TaskAction off_host = step::StepBinding(setup, node).task(0, env_of({}));
     CHECK_THAT(step::binding_failure(off_host, ""), Catch::Contains("are not this host's"));
     setup.host_cpus = node.cpus;
