@@ -39,7 +39,7 @@ std::string read_cache_file(const std::string& path) {
 
 void check_cache_dir(const std::string& dir) {
     auto refuse = [&](const std::string& why) {
-        throw TopologyError("gputopo: cache directory " + dir + " " + why +
+        throw TopologyError("cache directory " + dir + " " + why +
                             "; expected a directory owned by root, not writable by group or others (plugstack.conf cache=)");
     };
     struct stat st {};
@@ -72,7 +72,7 @@ bool cache_fresh(const std::string& dir, const std::string& host, const CacheSta
 
 void refresh_cache(const std::string& dir, const std::string& host, const LiveSources& live) {
     if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-        throw TopologyError("gputopo: cannot create cache directory " + dir + ": " + std::strerror(errno));
+        throw TopologyError("cannot create cache directory " + dir + ": " + std::strerror(errno));
     check_cache_dir(dir);
     CacheStamp stamp = current_stamp();
     std::string xml = export_hwloc_live_xml();
@@ -100,7 +100,7 @@ Node load_cached_topology(const std::string& dir, const std::string& host, const
     const std::string xml = cache_xml_path(dir, host);
     ReadFailure why;
     std::optional<std::string> xml_text = read_file_bounded(xml, ReadLimits{kMaxTopologyFileBytes, false}, &why);
-    if (!xml_text) throw TopologyError("gputopo: cached topology " + xml + " " + why.what);
+    if (!xml_text) throw TopologyError("cached topology " + xml + " " + why.what);
     return read_hwloc_xml_buffer(*xml_text, xml);
 }
 

@@ -81,7 +81,7 @@ std::optional<std::string> read_file_bounded(const std::string& path, const Read
 void write_file_atomically(const std::string& path, const std::string& text, unsigned mode) {
     const std::string tmp = path + ".tmp." + std::to_string(::getpid());
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode));
-    if (fd < 0) throw TopologyError("gputopo: cannot write " + tmp + ": " + std::strerror(errno));
+    if (fd < 0) throw TopologyError("cannot write " + tmp + ": " + std::strerror(errno));
     size_t done = 0;
     while (done < text.size()) {
         ssize_t n = ::write(fd, text.data() + done, text.size() - done);
@@ -90,7 +90,7 @@ void write_file_atomically(const std::string& path, const std::string& text, uns
             int e = errno;
             ::close(fd);
             ::unlink(tmp.c_str());
-            throw TopologyError("gputopo: cannot write " + tmp + ": " + std::strerror(e));
+            throw TopologyError("cannot write " + tmp + ": " + std::strerror(e));
         }
         done += static_cast<size_t>(n);
     }
@@ -98,17 +98,17 @@ void write_file_atomically(const std::string& path, const std::string& text, uns
         int e = errno;
         ::close(fd);
         ::unlink(tmp.c_str());
-        throw TopologyError("gputopo: cannot write " + tmp + ": " + std::strerror(e));
+        throw TopologyError("cannot write " + tmp + ": " + std::strerror(e));
     }
     if (::close(fd) != 0) {
         int e = errno;
         ::unlink(tmp.c_str());
-        throw TopologyError("gputopo: cannot write " + tmp + ": " + std::strerror(e));
+        throw TopologyError("cannot write " + tmp + ": " + std::strerror(e));
     }
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         int e = errno;
         ::unlink(tmp.c_str());
-        throw TopologyError("gputopo: cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
+        throw TopologyError("cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
     }
 }
 

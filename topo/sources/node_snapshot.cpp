@@ -97,7 +97,7 @@ struct Line {
 };
 
 TopologyError snapshot_error(const std::string& name, const std::string& why) {
-    return TopologyError("gputopo: " + name + " is not a gputopo node snapshot (version 1): " + why);
+    return TopologyError("" + name + " is not a gputopo node snapshot (version 1): " + why);
 }
 
 // Every index and reference a snapshot holds points where the model's readers
