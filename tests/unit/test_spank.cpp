@@ -175,8 +175,9 @@ TEST_CASE("task binding on the XE8640: env, visibility, affinity decision, verbo
     StepBinding binding(setup, node);
     const Plan& plan = binding.plan();
     REQUIRE(plan.tasks.size() == 4);
-    CHECK_FALSE(plan_request(in, 4, opt.mode, std::nullopt).whole_cores);
-    CHECK(plan_request(in, 4, opt.mode, std::nullopt, parse_gpu_topo("closest,wholecores").whole_cores).whole_cores);
+    StepInputs in = read_step_inputs(setup.env);
+    CHECK_FALSE(plan_request(in, 4, setup.options.mode, std::nullopt).whole_cores);
+    CHECK(plan_request(in, 4, setup.options.mode, std::nullopt, parse_gpu_topo("closest,wholecores").whole_cores).whole_cores);
     for (int t = 0; t < 4; ++t) {
         TaskAction a = binding.task(t, env_of({{"NCCL_IB_HCA", "mlx5_3"}}));
         const TaskBinding& b = plan.tasks[static_cast<size_t>(t)];
