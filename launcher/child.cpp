@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,6 +40,7 @@ Child spawn_child(const std::vector<std::string>& argv, const SpawnOptions& opt)
             if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &mask);
         set_affinity = CPU_COUNT(&mask) > 0;
     }
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         c.error = std::string("gputopo: cannot fork: ") + std::strerror(errno);
@@ -47,6 +49,11 @@ Child spawn_child(const std::vector<std::string>& argv, const SpawnOptions& opt)
     }
     if (pid == 0) {
         setpgid(0, 0);
+        // The program is in its own process group, which proctrack/linuxproc
+        // loses once the launcher is gone: if the launcher dies (SIGKILL, OOM),
+        // the program goes with it instead of running on outside the step.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(1);
         struct sigaction dfl {};
         dfl.sa_handler = SIG_DFL;
         for (int s : forwarded_signals()) sigaction(s, &dfl, nullptr);

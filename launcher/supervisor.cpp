@@ -65,6 +65,7 @@ private:
     }
     void on_signal(int sig, pid_t sender);
     void on_term(bool hooks, bool delivered);
+    void drain_signals(int sfd);
     void reap();
     void trigger(Trigger t);
     void on_hook_end(int status);
@@ -314,6 +315,25 @@ void Loop::relay_stderr(bool drain) {
     }
 }
 
+// After the program ended: signals still pending count. Slurm signals every
+// process of the step (proctrack linuxproc/cgroup), so a program that dies of
+// SIGTERM at the time limit can be reaped before the launcher's own SIGTERM
+// is read; without it the end would be classed as a plain failure. When the
+// program died of SIGTERM, wait briefly for ours.
+void Loop::drain_signals(int sfd) {
+    bool wait_term = !res_.end.got_term && !res_.end.exited && res_.end.term_signal == SIGTERM;
+    double until = mono_now() + (wait_term ? 0.5 : 0.0);
+    for (;;) {
+        signalfd_siginfo si{};
+        while (read(sfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si))
+            on_signal(static_cast<int>(si.ssi_signo), static_cast<pid_t>(si.ssi_pid));
+        double left = until - mono_now();
+        if (res_.end.got_term || left <= 0) return;
+        pollfd p{sfd, POLLIN, 0};
+        poll(&p, 1, poll_timeout_ms(left));
+    }
+}
+
 SuperviseResult Loop::run() {
     timespec ts{};
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -386,7 +406,10 @@ SuperviseResult Loop::run() {
     }
     relay_stderr(true);
     if (stderr_fd_ >= 0) close(stderr_fd_);
-    if (sfd >= 0) close(sfd);
+    if (sfd >= 0) {
+        drain_signals(sfd);
+        close(sfd);
+    }
     sigprocmask(SIG_SETMASK, &old, nullptr);
     res_.end.stderr_tail = tail_.size() > opt_.stderr_tail_bytes ? tail_.substr(tail_.size() - opt_.stderr_tail_bytes) : tail_;
     return res_;

@@ -80,14 +80,14 @@ if ! grep -q '^scontrol' "$w/calls"; then
 else
     tap_not_ok "healthcheck: a usage error drains nothing" "$(cat "$w/calls")"
 fi
-# The real gputopo with a reference file that does not exist: a usage error, not a drain.
+# No gputopo at all (not installed on this node): a usage problem, not a drain.
 : > "$w/calls"
-SLURMD_NODENAME=n2 GPUTOPO="$CLUSTER_BUILD/gputopo" SCONTROL="$w/scontrol" FAKE_LOG="$w/calls" \
-    GPUTOPO_EXPECT="$w/no-such-reference.xml" with_timeout 60 sh "$CLUSTER_SRC/etc/gputopo-healthcheck.sh"
+SLURMD_NODENAME=n2 GPUTOPO="$w/no-such-gputopo" SCONTROL="$w/scontrol" FAKE_LOG="$w/calls" \
+    with_timeout 60 sh "$CLUSTER_SRC/etc/gputopo-healthcheck.sh" 2>/dev/null
 rc=$?
 if [ "$rc" = 0 ] && ! grep -q '^scontrol' "$w/calls"; then
-    tap_ok "healthcheck: the real gputopo with a missing reference file drains nothing, exit 0"
+    tap_ok "healthcheck: gputopo missing on the node drains nothing, exit 0"
 else
-    tap_not_ok "healthcheck: a missing reference file drains nothing" "rc=$rc $(cat "$w/calls")"
+    tap_not_ok "healthcheck: gputopo missing drains nothing" "rc=$rc $(cat "$w/calls")"
 fi
 exit 0

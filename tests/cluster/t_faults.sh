@@ -8,14 +8,15 @@
 #            symlink, on a full file system, read-only; cache= without
 #            topology= (live discovery); all NICs down; more tasks than GPUs;
 #            a step with no GPUs; a bad --gpu-topo reaching slurmstepd through
-#            the job environment; a 4 KB GPU-index bomb in the job
-#            environment; batch steps left unbound;
+#            the job environment; batch steps left unbound;
 #  launcher: SIGKILL during a checkpoint hook; the launcher itself killed.
-# (Two requeue decisions racing: t_launcher_requeue.sh, per-node state dirs.)
+# (Two requeue decisions racing: t_launcher_requeue.sh, per-node state dirs.
+# GPU-index bombs in CUDA_VISIBLE_DEVICES cannot be set here: Slurm overwrites
+# the variable on these GPU nodes; the unit tests of the step inputs cover them.)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
-tap_plan 17
+tap_plan 16
 started_here=${CLUSTER_DIR:-yes}
 cluster_ensure "${1:-build}" || { echo "not ok - faults: cluster"; exit 1; }
 L=$CLUSTER_BUILD/gputopo-launch
@@ -129,25 +130,17 @@ rc=$?
 result "a step with no GPUs: the tasks run" $? "rc=$rc $(head -n 3 "$out.err")"
 
 # --- what a user can put in the job environment
-SPANK__SLURM_SPANK_OPTION_gputopo_gpu_topo='island,loud' run -w n3 -N1 -n2 --gpus-per-task=1
+_SLURM_SPANK_OPTION_gputopo_gpu_topo='island,loud' run -w n3 -N1 -n2 --gpus-per-task=1
 rc=$?
 [ "$rc" -eq 0 ] && [ "$(grep -c '^PROBE' "$out")" = 2 ] && ! grep -q ' GPUTOPO_GPUS=' "$out" &&
     [ "$(grep -c "unknown flag 'loud'" "$out.err")" = 1 ]
 result "a bad --gpu-topo value through the job environment: one warning, tasks run unbound" $? "rc=$rc $(head -n 3 "$out.err")"
 
-bomb=$(for i in $(seq 1 455); do printf '0-999999,'; done)
-start=$(date +%s)
-CUDA_VISIBLE_DEVICES=${bomb%,} run -w n3 -N1 -n1 --gpu-topo=closest
-rc=$?
-took=$(( $(date +%s) - start ))
-[ "$rc" -eq 0 ] && grep -q '^PROBE' "$out" && [ "$took" -le 20 ]
-result "a 4 KB GPU-index bomb in CUDA_VISIBLE_DEVICES: the step runs within 20 s (took ${took}s)" $? "rc=$rc $(head -n 3 "$out.err")"
-
 # Batch steps are left unbound; the step inside is bound.
 job=$(with_timeout 30 sbatch --parsable -w n3 -N1 -n1 --gpus-per-task=1 --gpu-topo=closest -o "$w/batch.out" \
       --wrap "$here/probe.sh; srun $here/probe.sh")
 wait_job_state "$job" COMPLETED 60 >/dev/null
-[ "$(grep -c '^PROBE' "$w/batch.out")" = 2 ] && [ "$(grep '^PROBE' "$w/batch.out" | head -n 1 | grep -c ' GPUTOPO_')" = 0 ] &&
+[ "$(grep -c '^PROBE' "$w/batch.out")" = 2 ] && [ "$(grep '^PROBE' "$w/batch.out" | head -n 1 | grep -cE ' GPUTOPO_(MODE|GPUS|CPUS)=')" = 0 ] &&
     [ "$(grep '^PROBE' "$w/batch.out" | tail -n 1 | grep -c ' GPUTOPO_GPUS=')" = 1 ]
 result "the batch step is left unbound, the step inside it is bound" $? "$(cat "$w/batch.out" 2>/dev/null | head -c 600)"
 

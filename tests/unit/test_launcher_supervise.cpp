@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "launcher/child.hpp"
 #include "launcher/supervisor.hpp"
 
 using namespace gputopo::launch;
@@ -198,4 +199,51 @@ TEST_CASE("supervise: a timer weeks away gives a positive poll timeout (finding 
     CHECK(poll_timeout_ms(0) == 1);
     CHECK(poll_timeout_ms(0.25) == 251);
     CHECK(poll_timeout_ms(-1) == -1);
+}
+
+TEST_CASE("supervise: the program does not outlive a killed launcher", "[launcher]") {
+    // A stand-in launcher starts the program and dies at once (as from SIGKILL):
+    // the program must go too (proctrack/linuxproc would lose it otherwise).
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid_t launcher = fork();
+    REQUIRE(launcher >= 0);
+    if (launcher == 0) {
+        close(fds[0]);
+        SpawnOptions so;
+        so.capture_stderr = false;
+        Child c = spawn_child({"/bin/sleep", "30"}, so);
+        ssize_t w = write(fds[1], &c.pid, sizeof c.pid);
+        (void)w;
+        _exit(0);
+    }
+    close(fds[1]);
+    pid_t prog = -1;
+    REQUIRE(read(fds[0], &prog, sizeof prog) == static_cast<ssize_t>(sizeof prog));
+    close(fds[0]);
+    waitpid(launcher, nullptr, 0);
+    REQUIRE(prog > 0);
+    // Gone or a zombie (PID 1 here may not reap) within 5 s.
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; ++i) {
+        std::ifstream st("/proc/" + std::to_string(prog) + "/stat");
+        std::string pid, comm, state;
+        gone = !(st >> pid >> comm >> state) || state == "Z";
+        if (!gone) usleep(50000);
+    }
+    CHECK(gone);
+    if (!gone) kill(prog, SIGKILL);
+}
+
+TEST_CASE("supervise: a program that dies of SIGTERM before the launcher's own SIGTERM is read: still a SIGTERM end", "[launcher]") {
+    // As at a time limit with proctrack/linuxproc: Slurm's SIGTERM reaches the
+    // program first; the launcher's arrives a moment after the program is reaped.
+    Signals sig;
+    Options o = base({"/bin/sh", "-c", "kill -TERM $$"});
+    sig.send_later(SIGTERM, 0.2);
+    SuperviseResult r = supervise(o, SuperviseContext{});
+    REQUIRE(r.started);
+    CHECK_FALSE(r.end.exited);
+    CHECK(r.end.term_signal == SIGTERM);
+    CHECK(r.end.got_term);
 }
