@@ -247,7 +247,7 @@ void Loop::on_signal(int sig, pid_t sender) {
         // Only now the lookup that may take seconds (squeue): the hook and
         // the forwarded signal must not wait for it.
         double et = end_time();
-        res_.end.term_time_left_s = et > 0 ? et - (mono_now() + wall_offset_) : -1;
+        res_.end.term_time_left_s = et > 0 ? et - (mono_now() + wall_offset_) : std::nan("");
         return;
     }
     if (hooks && sig == opt_.trigger_signal) {
