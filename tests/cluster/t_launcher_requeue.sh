@@ -61,7 +61,7 @@ cat > "$w/gpu.sh" <<EOS
 echo "attempt \${SLURM_RESTART_COUNT:-0} nodes \$SLURM_JOB_NODELIST"
 srun $L --log $w/log-gpu --max-restarts 2 $per_node -- bash -c '
   if [ "\${SLURM_RESTART_COUNT:-0}" = 0 ] && [ "\$SLURM_PROCID" = 1 ]; then echo \$SLURMD_NODENAME > $w/bad; fi
-  sleep 0.5
+  for i in \$(seq 1 100); do [ -s $w/bad ] && break; sleep 0.1; done   # wait for rank 1 to name the bad node
   if [ "\$SLURMD_NODENAME" = "\$(cat $w/bad)" ]; then
     echo "NVRM: Xid (PCI:0000:3b:00): 79, pid=\$\$, GPU has fallen off the bus." >&2; exit 1
   fi

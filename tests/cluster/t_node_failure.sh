@@ -32,10 +32,16 @@ for i in $(seq 1 150); do
     [ -n "$restarts" ] && [ "$restarts" -ge 1 ] && break
     sleep 0.2
 done
-st=$(squeue -h -j "$j" -o %T 2>/dev/null)
-[ -n "$pp" ] && [ "$restarts" = 1 ] && [ "$st" = PENDING ]
+# Requeued: COMPLETING (the old attempt being cleaned up), then PENDING.
+for i in $(seq 1 100); do
+    st=$(squeue -h -j "$j" -o %T 2>/dev/null)
+    [ "$st" = PENDING ] && break
+    sleep 0.2
+done
+restarts=$(squeue -h -j "$j" -O 'RestartCnt:|' 2>/dev/null | tr -d '|')
+[ -n "$pp" ] && [ "$restarts" = 1 ] && { [ "$st" = PENDING ] || [ "$st" = COMPLETING ]; }
 rc=$?
-if [ "$rc" = 0 ]; then tap_ok "node failure during a job: Slurm requeues it once (restarts 1, pending)"; else
+if [ "$rc" = 0 ]; then tap_ok "node failure during a job: Slurm requeues it once (restarts 1, $st)"; else
     tap_not_ok "node failure during a job: Slurm requeues it once" "program=$pp restarts=$restarts state=$st"; fi
 scancel "$j"
 
