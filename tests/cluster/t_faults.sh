@@ -67,8 +67,9 @@ sed 's/\(name="Port1State" value="\)4"/\11"/' "$topo3" > "$w/nics-down.xml"
 plugstack_set "topology=$w/nics-down.xml"
 run -w n3 -N1 -n4 --gpus-per-task=1 --gpu-topo=closest
 rc=$?
-[ "$rc" -eq 0 ] && [ "$(grep -c ' GPUTOPO_GPUS=' "$out")" = 4 ] && ! grep -q "$w/nics-down.xml" "$out.err"
-result "all NICs of a node down: the tasks are still bound to their GPUs and CPUs" $? "rc=$rc $(head -n 3 "$out.err") $(head -c 300 "$out")"
+[ "$rc" -eq 0 ] && [ "$(grep -c ' GPUTOPO_GPUS=' "$out")" = 4 ] && ! grep -q "$w/nics-down.xml" "$out.err" &&
+    ! grep -qE ' (NCCL_IB_HCA|UCX_NET_DEVICES|GPUTOPO_NIC)=' "$out"
+result "all NICs of a node down: tasks still bound to GPUs and CPUs, no NIC given (no NCCL_IB_HCA/UCX_NET_DEVICES)" $? "rc=$rc $(head -n 3 "$out.err") $(head -c 300 "$out")"
 
 # --- the cache directory
 plugstack_default
