@@ -3,7 +3,8 @@
 # gputopo(8) and gputopo-launch(1) promise (a warning and unbound tasks, or
 # with strict a failed step; the launcher's event log), and at the end no
 # slurmstepd crashed (the slurmd logs of this run have no segfault/abort).
-#  plugin:   a truncated topology (and strict); a file that is not XML with
+#  plugin:   a truncated topology (and strict); a memory policy the kernel
+#            refuses (and strict); a file that is not XML with
 #            strict; a broken islands file with strict; the cache directory a
 #            symlink, on a full file system, read-only; cache= without
 #            topology= (live discovery); all NICs down; more tasks than GPUs;
@@ -16,7 +17,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
-tap_plan 16
+tap_plan 18
 started_here=${CLUSTER_DIR:-yes}
 cluster_ensure "${1:-build}" || { echo "not ok - faults: cluster"; exit 1; }
 L=$CLUSTER_BUILD/gputopo-launch
@@ -70,6 +71,20 @@ rc=$?
 [ "$rc" -eq 0 ] && [ "$(grep -c ' GPUTOPO_GPUS=' "$out")" = 4 ] && ! grep -q "$w/nics-down.xml" "$out.err" &&
     ! grep -qE ' (NCCL_IB_HCA|UCX_NET_DEVICES|GPUTOPO_NIC)=' "$out"
 result "all NICs of a node down: tasks still bound to GPUs and CPUs, no NIC given (no NCCL_IB_HCA/UCX_NET_DEVICES)" $? "rc=$rc $(head -n 3 "$out.err") $(head -c 300 "$out")"
+
+# A memory policy the kernel refuses: n1's real CPUs, but its GPUs on a NUMA
+# node this host does not have. One note, tasks run; strict fails the step.
+sed 's/numaid="0"/numaid="5"/' "$(node_topology n1)" > "$w/numa5.xml"
+plugstack_set "topology=$w/numa5.xml"
+run -w n1 -N1 -n2 --gpus-per-task=1 --gpu-topo=closest
+rc=$?
+[ "$rc" -eq 0 ] && [ "$(grep -c '^PROBE' "$out")" = 2 ] && grep -q 'numaid="5"' "$w/numa5.xml" &&
+    [ "$(grep -c 'affinity not applied: NUMA node 5 does not exist on this host' "$out.err")" = 1 ]
+result "a memory policy the kernel cannot apply (NUMA node 5 absent): one note, tasks run" $? "rc=$rc $(head -n 3 "$out.err")"
+run -w n1 -N1 -n2 --gpus-per-task=1 --gpu-topo=closest,strict
+rc=$?
+[ "$rc" -ne 0 ] && ! grep -q '^PROBE' "$out" && grep -q 'NUMA node 5 does not exist on this host (strict: the step fails)' "$out.err"
+result "the same with strict: the step fails with the message" $? "rc=$rc $(head -n 3 "$out.err")"
 
 # --- the cache directory
 plugstack_default
