@@ -9,6 +9,12 @@
 # COMPLETING, already pending again for updates); the script adds the recorded
 # nodes to ExcNodeList and, with a back-off, sets StartTime=now+S.
 #
+# The job's fields come from squeue, the excluded nodes (a hostlist Slurm
+# checked) first and the Comment (the user's free text) last, so nothing the
+# user writes (job name, comment) can pose as ExcNodeList. Every exclusion
+# record in the Comment counts; node names and the existing ExcNodeList must
+# be plain hostlists (letters, digits, - _ . , [ ]), else nothing is changed.
+#
 # Install (slurm.conf):  EpilogSlurmctld=/etc/slurm/epilog_slurmctld_gputopo.sh
 # A site with its own EpilogSlurmctld calls this script from it.
 # Optional: GPUTOPO_EPILOG_LOG=FILE (also logs to syslog tag gputopo-epilog).
@@ -31,6 +37,11 @@ if [ -z "${SLURM_CONF:-}" ]; then
     done
 fi
 scontrol=${GPUTOPO_SCONTROL:-scontrol}
+squeue=${GPUTOPO_SQUEUE:-squeue}
+hostlist_ok() {
+    case "$1" in *[!A-Za-z0-9_.,\[\]-]*) return 1 ;; esac
+    return 0
+}
 
 log() {
     logger -t gputopo-epilog -- "$*" 2>/dev/null
@@ -38,31 +49,44 @@ log() {
     return 0
 }
 
-record=$("$scontrol" show job -o "$job" 2>/dev/null) || exit 0
-rec=$(printf '%s\n' "$record" | grep -o 'gputopo:exclude=[^ ]*' | head -n 1)
-[ -n "$rec" ] || exit 0
-
-nodes=${rec#gputopo:exclude=}
-nodes=${nodes%%;*}
-backoff=$(printf '%s\n' "$rec" | grep -o 'backoff=[0-9]*' | head -n 1)
-backoff=${backoff#backoff=}
-# Node names only: letters, digits, '-', '_', '.', ',', '[', ']'.
-case "$nodes" in
-    ''|*[!A-Za-z0-9_.,\[\]-]*) log "ignoring malformed exclusion record '$rec'"; exit 0 ;;
-esac
-
-old=$(printf '%s\n' "$record" | grep -o ' ExcNodeList=[^ ]*' | head -n 1)
-old=${old# ExcNodeList=}
+record=$("$squeue" --noheader --jobs="$job" --format='%x|%k' 2>/dev/null) || exit 0
+case "$record" in *'|'*) ;; *) exit 0 ;; esac
+old=${record%%|*}
+comment=${record#*|}
 [ "$old" = "(null)" ] && old=""
+
+nodes=""
+backoff=""
+while IFS= read -r rec; do
+    [ -n "$rec" ] || continue
+    part=${rec#gputopo:exclude=}
+    n=${part%%;*}
+    if [ -z "$n" ] || ! hostlist_ok "$n"; then
+        log "ignoring malformed exclusion record '$rec'"
+        continue
+    fi
+    nodes=${nodes:+$nodes,}$n
+    b=$(printf '%s\n' "$part" | grep -o ';backoff=[0-9]*' | tail -n 1)
+    b=${b#;backoff=}
+    # At most 9 digits (no arithmetic overflow); later records win.
+    [ -n "$b" ] && [ "${#b}" -le 9 ] && backoff=$b
+done <<EOR
+$(printf '%s\n' "$comment" | grep -o 'gputopo:exclude=[^[:space:]]*')
+EOR
+[ -n "$nodes" ] || exit 0
+if ! hostlist_ok "$old"; then
+    log "not updating: the job's ExcNodeList '$old' is not a plain hostlist"
+    exit 0
+fi
+
 want=$nodes
 [ -n "$old" ] && want="$old,$nodes"
-
 args=("JobId=$job" "ExcNodeList=$want")
-[ -n "$backoff" ] && [ "$backoff" -gt 0 ] 2>/dev/null && args+=("StartTime=now+$backoff")
+[ -n "$backoff" ] && [ "$backoff" -gt 0 ] && args+=("StartTime=now+$backoff")
 if out=$("$scontrol" update "${args[@]}" 2>&1); then
     log "excluded $nodes (ExcNodeList=$want)${backoff:+, start after ${backoff}s}"
 else
-    # Not requeued (a normal end): nothing to do.
+    # Not requeued (a normal end), or slurmctld refused: say so, change nothing.
     log "no update (${out//$'\n'/ })"
 fi
 exit 0

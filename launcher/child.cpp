@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -31,6 +32,7 @@ Child spawn_child(const std::vector<std::string>& argv, const SpawnOptions& opt)
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         c.error = std::string("gputopo: cannot fork: ") + std::strerror(errno);
@@ -39,6 +41,11 @@ Child spawn_child(const std::vector<std::string>& argv, const SpawnOptions& opt)
     }
     if (pid == 0) {
         setpgid(0, 0);
+        // The program is in its own process group, which proctrack/linuxproc
+        // loses once the launcher is gone: if the launcher dies (SIGKILL, OOM),
+        // the program goes with it instead of running on outside the step.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(1);
         struct sigaction dfl {};
         dfl.sa_handler = SIG_DFL;
         for (int s : forwarded_signals()) sigaction(s, &dfl, nullptr);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "launcher/options.hpp"
 
@@ -147,8 +148,7 @@ Classification classify(const ChildEnd& end, const ClassifyPolicy& policy) {
         }
     }
     if (end.got_term) {
-        bool at_end = end.term_time_left_s >= 0 &&
-                      end.term_time_left_s <= policy.timeout_window_s;
+        bool at_end = !std::isnan(end.term_time_left_s) && end.term_time_left_s <= policy.timeout_window_s;
         c.cls = at_end ? FailureClass::Timeout : FailureClass::Preemption;
         c.evidence = at_end ? "SIGTERM at the job's time limit" : "SIGTERM before the job's time limit (preemption or cancel)";
         return c;

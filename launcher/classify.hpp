@@ -18,6 +18,7 @@
 // timeout seen here may be caused by a peer, so it retries without excluding.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,9 @@ struct ChildEnd {
     int exit_code = 0;
     int term_signal = 0;
     bool got_term = false;       // the launcher received SIGTERM before the program ended
-    double term_time_left_s = -1;  // seconds to the job's end time when SIGTERM came; <0 unknown
+    // Seconds from SIGTERM to the job's end time; negative when SIGTERM came
+    // after it (slurmctld enforces limits on a 30 s tick); NaN unknown.
+    double term_time_left_s = std::numeric_limits<double>::quiet_NaN();
     std::string stderr_tail;
     bool preflight_failed = false;
     std::string preflight_output;

@@ -178,6 +178,8 @@ const std::vector<Spec>& specs() {
          [](Options& o, const std::string& w, const std::string& v) { o.backoff_s = parse_duration(v, w); }},
         {"state-dir", true, "DIR", "directory shared by the job's nodes, for one requeue per failure",
          [](Options& o, const std::string&, const std::string& v) { o.state_dir = v; }},
+        {"node-state-dir", true, "DIR", "this node's directory for one requeue per node, %n = node name (default /dev/shm)",
+         [](Options& o, const std::string&, const std::string& v) { o.node_state_dir = v; }},
         {"preflight", true, "CMD", "command run before the program (e.g. gputopo doctor); failure = gpu fault",
          [](Options& o, const std::string&, const std::string& v) { o.preflight = v; }},
         {"stderr-tail", true, "BYTES", "how much of the program's stderr to keep for classification (default 65536; 0 off)",

@@ -71,6 +71,7 @@ struct Options {
     int max_restarts = 3;
     double backoff_s = 0;                  // 0: Slurm's own requeue hold (~120 s); else BASE*2^restarts
     std::string state_dir;                 // shared dir for one-leader-per-failure (optional)
+    std::string node_state_dir;            // this node's base dir for the leader claim, %n = node ("" default)
     std::string preflight;                 // command run before the child; failure = gpu fault
     size_t stderr_tail_bytes = 64 * 1024;
     bool capture_stderr = true;

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <sstream>
 
@@ -79,19 +81,34 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 }  // namespace
 
+namespace {
+// Where each "gputopo:exclude=..." record in the comment starts and ends (a
+// record runs to the next white space). Every one counts: a comment can hold
+// several (a user's copy, an older launcher's), and none may be lost.
+std::vector<std::pair<size_t, size_t>> record_spans(const std::string& comment) {
+    std::vector<std::pair<size_t, size_t>> out;
+    size_t pos = 0;
+    while ((pos = comment.find(kTag, pos)) != std::string::npos) {
+        size_t end = comment.find_first_of(" \t\r\n", pos);
+        if (end == std::string::npos) end = comment.size();
+        out.emplace_back(pos, end);
+        pos = end;
+    }
+    return out;
+}
+}  // namespace
+
 ExclusionRecord parse_exclusion_record(const std::string& comment) {
     ExclusionRecord r;
-    size_t pos = comment.find(kTag);
-    if (pos == std::string::npos) return r;
-    size_t end = comment.find(' ', pos);
-    std::string rec = comment.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    for (const auto& part : split(rec, ';')) {
-        if (part.rfind(kTag, 0) == 0) r.nodes = split(part.substr(std::string(kTag).size()), ',');
-        else if (part.rfind("backoff=", 0) == 0) {
-            try {
-                r.backoff_s = std::stod(part.substr(8));
-            } catch (...) {
-                r.backoff_s = 0;
+    for (const auto& span : record_spans(comment)) {
+        for (const auto& part : split(comment.substr(span.first, span.second - span.first), ';')) {
+            if (part.rfind(kTag, 0) == 0) {
+                for (const auto& n : split(part.substr(std::string(kTag).size()), ','))
+                    if (std::find(r.nodes.begin(), r.nodes.end(), n) == r.nodes.end()) r.nodes.push_back(n);
+            } else if (part.rfind("backoff=", 0) == 0) {
+                char* end = nullptr;
+                double v = std::strtod(part.c_str() + 8, &end);
+                if (end && *end == '\0' && std::isfinite(v) && v > 0) r.backoff_s = v;
             }
         }
     }
@@ -101,24 +118,57 @@ ExclusionRecord parse_exclusion_record(const std::string& comment) {
 std::string merge_exclusion_record(const std::string& comment, const std::string& node, double backoff_s) {
     ExclusionRecord r = parse_exclusion_record(comment);
     if (!node.empty() && std::find(r.nodes.begin(), r.nodes.end(), node) == r.nodes.end()) r.nodes.push_back(node);
-    // The comment without our old record.
+    // The comment without any old record, then one record with all nodes.
     std::string rest = comment;
-    size_t pos = rest.find(kTag);
-    if (pos != std::string::npos) {
-        size_t end = rest.find(' ', pos);
-        rest.erase(pos, end == std::string::npos ? std::string::npos : end - pos + 1);
+    auto spans = record_spans(comment);
+    for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
+        size_t end = it->second;
+        if (end < rest.size() && rest[end] == ' ') ++end;
+        rest.erase(it->first, end - it->first);
     }
-    while (!rest.empty() && rest.back() == ' ') rest.pop_back();
+    while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.back()))) rest.pop_back();
     std::string rec = kTag;
     for (size_t i = 0; i < r.nodes.size(); ++i) rec += (i ? "," : "") + r.nodes[i];
-    if (backoff_s > 0) rec += ";backoff=" + std::to_string(static_cast<long long>(std::llround(backoff_s)));
+    if (backoff_s > 0) rec += ";backoff=" + std::to_string(static_cast<long long>(std::llround(std::min(backoff_s, 1e9))));
     return rest.empty() ? rec : rest + " " + rec;
 }
 
+std::string private_state_dir(const std::string& base) {
+    if (base.empty()) return "";
+    std::string dir = base + "/gputopo-launch." + std::to_string(static_cast<unsigned long>(::geteuid()));
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return "";
+    // Another user may have made it first (the name is predictable): use it
+    // only when it is a directory, not a link, ours, and no one else's to write.
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return "";
+    struct stat st {};
+    bool ok = ::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 077) == 0;
+    ::close(fd);
+    return ok ? dir : "";
+}
+
+std::string node_state_base(const std::string& option, const std::string& node, const std::string& tmpdir) {
+    if (!option.empty()) {
+        std::string out;
+        for (size_t i = 0; i < option.size(); ++i) {
+            if (option[i] == '%' && i + 1 < option.size() && option[i + 1] == 'n') {
+                out += node;
+                ++i;
+            } else {
+                out += option[i];
+            }
+        }
+        return out;
+    }
+    if (::access("/dev/shm", W_OK) == 0) return "/dev/shm";
+    return tmpdir.empty() ? "/tmp" : tmpdir;
+}
+
 bool claim_leadership(const std::string& dir, const std::string& key, double stale_after_s) {
+    if (dir.empty()) return true;  // no safe place: slurmctld arbitrates
     std::string path = dir + "/gputopo-launch." + key + ".leader";
     for (int attempt = 0; attempt < 2; ++attempt) {
-        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0) {
             ::close(fd);
             return true;
@@ -127,7 +177,7 @@ bool claim_leadership(const std::string& dir, const std::string& key, double sta
         // A claim from long ago is another job's (job ids are reused across
         // clusters and after a controller's state is reset): take it over.
         struct stat st {};
-        if (attempt == 0 && ::stat(path.c_str(), &st) == 0 &&
+        if (attempt == 0 && ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
             static_cast<double>(::time(nullptr) - st.st_mtime) > stale_after_s)
             ::unlink(path.c_str());
         else

@@ -11,8 +11,8 @@
 //     record and runs `scontrol update JobId=JOB ExcNodeList=<old+new>
 //     [StartTime=now+BACKOFF]`, which 22.05 accepts in that state.
 // One requeue per failure, not per rank: only ranks with a retryable class
-// try; on one node, the first to create an O_EXCL file in /dev/shm (or
-// TMPDIR) goes on; with --state-dir (shared), the first in the whole job;
+// try; on one node, the first to create an O_EXCL file in this user's private
+// directory (/dev/shm/gputopo-launch.UID, or --node-state-dir) goes on; with --state-dir (shared), the first in the whole job;
 // across nodes, slurmctld decides: after the first `scontrol requeue` the job
 // is no longer running and the others' requeue fails ("pending"), so they
 // exit quietly. The budget: SLURM_RESTART_COUNT (unset = 0) < --max-restarts.
@@ -48,8 +48,10 @@ bool retryable(FailureClass cls, const Options& o);
 // Pure.
 RequeueDecision decide_requeue(const Classification& c, const Options& o, const RequeueInputs& in);
 
-// The Comment record. merge: adds `node` (if not there) and sets backoff
-// (0: removes it), keeping the rest of the comment.
+// The Comment record. parse: the nodes of every record in the comment (a
+// comment can hold more than one), the last valid back-off. merge: one record
+// with those nodes plus `node` (if not there) and backoff (0: none), in place
+// of all old ones, keeping the rest of the comment.
 struct ExclusionRecord {
     std::vector<std::string> nodes;
     double backoff_s = 0;
@@ -57,10 +59,18 @@ struct ExclusionRecord {
 ExclusionRecord parse_exclusion_record(const std::string& comment);
 std::string merge_exclusion_record(const std::string& comment, const std::string& node, double backoff_s);
 
+// Where this node's ranks elect their leader. node_state_base: the
+// --node-state-dir option with %n replaced by the node name, else /dev/shm
+// when writable, else TMPDIR (or /tmp). private_state_dir: BASE/gputopo-launch.UID,
+// made 0700; "" unless it is a directory (not a symlink) this user owns with
+// no group or other access, since anyone can pre-create a name in /dev/shm.
+std::string node_state_base(const std::string& option, const std::string& node, const std::string& tmpdir);
+std::string private_state_dir(const std::string& base);
+
 // Leader election among the ranks of one attempt: true for the first caller
-// with this key in `dir` (O_CREAT|O_EXCL). True also when the dir is unusable
-// (then slurmctld arbitrates). A claim older than stale_after_s belongs to an
-// earlier job with the same id and is taken over.
+// with this key in `dir` (O_CREAT|O_EXCL|O_NOFOLLOW). True also when the dir is
+// "" or unusable (then slurmctld arbitrates). A claim older than stale_after_s
+// belongs to an earlier job with the same id and is taken over.
 bool claim_leadership(const std::string& dir, const std::string& key, double stale_after_s = 300);
 
 struct RequeueResult {

@@ -69,29 +69,18 @@ CommandResult run_command(const std::vector<std::string>& argv, double timeout_s
     return r;
 }
 
-std::map<std::string, std::string> parse_scontrol_record(const std::string& text) {
-    std::map<std::string, std::string> out;
-    // Key starts: at the beginning or after whitespace, [A-Z][A-Za-z0-9/:_]* followed by '='.
-    std::vector<std::pair<size_t, size_t>> keys;  // key start, '=' position
-    for (size_t i = 0; i < text.size(); ++i) {
-        if (i > 0 && !std::isspace(static_cast<unsigned char>(text[i - 1]))) continue;
-        if (!std::isupper(static_cast<unsigned char>(text[i]))) continue;  // Slurm keys start upper-case
-        size_t j = i;
-        while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '/' ||
-                                   text[j] == ':' || text[j] == '_'))
-            ++j;
-        if (j < text.size() && text[j] == '=') keys.emplace_back(i, j);
+namespace {
+// A decimal number of at most `max_digits` digits, the whole string; -1 otherwise.
+long long parse_count(const std::string& s, size_t max_digits) {
+    if (s.empty() || s.size() > max_digits) return -1;
+    long long v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return -1;
+        v = v * 10 + (c - '0');
     }
-    for (size_t k = 0; k < keys.size(); ++k) {
-        size_t vstart = keys[k].second + 1;
-        size_t vend = k + 1 < keys.size() ? keys[k + 1].first : text.size();
-        std::string v = text.substr(vstart, vend - vstart);
-        while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
-        std::string key = text.substr(keys[k].first, keys[k].second - keys[k].first);
-        if (!out.count(key)) out[key] = v;
-    }
-    return out;
+    return v;
 }
+}  // namespace
 
 double parse_slurm_time(const std::string& text) {
     tm t{};
@@ -113,32 +102,46 @@ double parse_kill_wait(const std::string& cfg) {
             while (i < cfg.size() && cfg[i] == ' ') ++i;
             size_t j = i;
             while (j < cfg.size() && std::isdigit(static_cast<unsigned char>(cfg[j]))) ++j;
-            if (j > i) return std::stod(cfg.substr(i, j - i));
-            return -1;
+            long long v = parse_count(cfg.substr(i, j - i), 9);
+            return v < 0 ? -1 : static_cast<double>(v);
         }
         pos += 8;
     }
     return -1;
 }
 
-JobInfo job_info_from_record(const std::map<std::string, std::string>& f) {
+std::vector<std::string> squeue_job_argv(const std::string& job_id) {
+    // SLURM_TIME_FORMAT from the user's environment would change EndTime.
+    return {"env", "SLURM_TIME_FORMAT=standard", "squeue", "--noheader", "--jobs=" + job_id,
+            "--Format=JobID:|,BatchFlag:|,Requeue:|,RestartCnt:|,EndTime:|,State:|,Comment:|"};
+}
+
+JobInfo parse_squeue_job(const std::string& out) {
     JobInfo j;
-    auto get = [&](const char* k) -> std::string {
-        auto it = f.find(k);
-        return it == f.end() ? std::string() : it->second;
-    };
-    if (get("JobId").empty()) return j;
+    std::vector<std::string> f;
+    size_t pos = 0;
+    for (int i = 0; i < 6; ++i) {
+        size_t bar = out.find('|', pos);
+        if (bar == std::string::npos) return j;
+        f.push_back(out.substr(pos, bar - pos));
+        pos = bar + 1;
+    }
+    // The comment: the rest, less the closing "|\n" (it may hold '|' and newlines).
+    std::string comment = out.substr(pos);
+    while (!comment.empty() && (comment.back() == '\n' || comment.back() == '\r')) comment.pop_back();
+    if (comment.empty() || comment.back() != '|') return j;
+    comment.pop_back();
+    for (const auto& v : f)
+        if (v.find('\n') != std::string::npos) return j;  // not one job's line
+    long long restarts = parse_count(f[3], 9);
+    if (f[0].empty() || restarts < 0 || (f[1] != "0" && f[1] != "1") || (f[2] != "0" && f[2] != "1")) return j;
     j.known = true;
-    j.batch = get("BatchFlag") == "1";
-    j.requeue_allowed = get("Requeue") == "1";
-    std::string r = get("Restarts");
-    j.restarts = (!r.empty() && std::isdigit(static_cast<unsigned char>(r[0]))) ? std::stoi(r) : 0;
-    j.end_time = parse_slurm_time(get("EndTime"));
-    j.comment = get("Comment");
-    if (j.comment == "(null)") j.comment.clear();
-    j.exc_nodes = get("ExcNodeList");
-    if (j.exc_nodes == "(null)") j.exc_nodes.clear();
-    j.state = get("JobState");
+    j.batch = f[1] == "1";
+    j.requeue_allowed = f[2] == "1";
+    j.restarts = static_cast<int>(restarts);
+    j.end_time = parse_slurm_time(f[4]);
+    j.state = f[5];
+    j.comment = comment == "(null)" ? std::string() : comment;
     return j;
 }
 
@@ -187,9 +190,8 @@ std::string local_proctrack_type() { return local_conf_value("ProctrackType"); }
 double local_kill_wait() {
     std::string v = local_conf_value("KillWait");
     if (v.empty()) return -1;
-    for (char c : v)
-        if (c < '0' || c > '9') return -1;
-    return v.size() < 7 ? std::stod(v) : -1;
+    long long kw = parse_count(v, 6);
+    return kw < 0 ? -1 : static_cast<double>(kw);
 }
 
 bool proctrack_signals_all(const std::string& t) {
@@ -198,9 +200,9 @@ bool proctrack_signals_all(const std::string& t) {
 
 JobInfo query_job(const std::string& job_id) {
     if (job_id.empty()) return {};
-    CommandResult r = run_command({"scontrol", "show", "job", "-o", job_id}, 10);
+    CommandResult r = run_command(squeue_job_argv(job_id), 10);
     if (r.status != 0) return {};
-    return job_info_from_record(parse_scontrol_record(r.output));
+    return parse_squeue_job(r.output);
 }
 
 double query_kill_wait() {

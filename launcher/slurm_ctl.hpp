@@ -2,7 +2,6 @@
 // with a time limit, and the parsers for their output (pure, tested on text).
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
@@ -15,10 +14,6 @@ struct CommandResult {
 
 // Runs argv[0] (PATH lookup) with stdin from /dev/null; kills it after timeout_s.
 CommandResult run_command(const std::vector<std::string>& argv, double timeout_s);
-
-// "JobId=12 JobName=x Comment=a b Requeue=1 ..." (scontrol show job -o) -> fields.
-// A value runs to the next " Key=" so values with spaces (Comment) survive.
-std::map<std::string, std::string> parse_scontrol_record(const std::string& text);
 
 // "2026-11-30T08:10:00" in local time -> unix seconds; -1 for Unknown/None/bad.
 double parse_slurm_time(const std::string& text);
@@ -33,10 +28,16 @@ struct JobInfo {
     int restarts = 0;
     double end_time = -1;
     std::string comment;
-    std::string exc_nodes;
     std::string state;
 };
-JobInfo job_info_from_record(const std::map<std::string, std::string>& fields);
+// The job record is read with squeue, one field per '|', the only free text
+// (Comment, which the user sets) last, so no user string can pose as another
+// field (`scontrol show job -o` puts JobName first and its values have no
+// delimiter). squeue_job_argv(ID) is the command; parse_squeue_job(OUTPUT)
+// reads "JOBID|BATCHFLAG|REQUEUE|RESTARTCNT|ENDTIME|STATE|COMMENT|\n".
+// Pure, never throws: anything that is not such a line gives known = false.
+std::vector<std::string> squeue_job_argv(const std::string& job_id);
+JobInfo parse_squeue_job(const std::string& output);
 
 // The value of `key` (case-insensitive) in slurm.conf text; "" if absent.
 std::string slurm_conf_value(const std::string& conf_text, const std::string& key);

@@ -64,6 +64,8 @@ private:
         if (ctx_.log) ctx_.log->write(e);
     }
     void on_signal(int sig, pid_t sender);
+    void on_term(bool hooks, bool delivered);
+    void drain_signals(int sfd);
     void reap();
     void trigger(Trigger t);
     void on_hook_end(int status);
@@ -241,20 +243,11 @@ void Loop::on_signal(int sig, pid_t sender) {
             .add("forwarded", !delivered && !(hooks && sig == opt_.trigger_signal)));
     if (sig == SIGTERM) {
         res_.end.got_term = true;
+        on_term(hooks, delivered);
+        // Only now the lookup that may take seconds (squeue): the hook and
+        // the forwarded signal must not wait for it.
         double et = end_time();
-        res_.end.term_time_left_s = et > 0 ? et - (mono_now() + wall_offset_) : -1;
-        if (hooks && opt_.checkpoint_on_term && !pre_timeout_done_ && hook_pid_ <= 0 && !child_done_) {
-            trigger(Trigger::Term);
-            // Hold SIGTERM so the program can save: until the command hook
-            // ends, or (signal hook) until 2 s before the kill.
-            term_held_ = true;
-            double kw = kill_wait();
-            term_forward_at_ = hook_pid_ > 0 ? mono_now() + std::max(0.0, kw - 2.0)
-                                             : mono_now() + std::max(0.0, kw - 2.0);
-            if ((ckpt_sig_ > 0 && hook_pid_ <= 0 && ckpt_sig_ == SIGTERM) || delivered) term_held_ = false;
-            return;
-        }
-        if (!child_done_ && !delivered) signal_group(child_, SIGTERM);
+        res_.end.term_time_left_s = et > 0 ? et - (mono_now() + wall_offset_) : std::nan("");
         return;
     }
     if (hooks && sig == opt_.trigger_signal) {
@@ -264,6 +257,27 @@ void Loop::on_signal(int sig, pid_t sender) {
     if (!child_done_ && !delivered) signal_group(child_, sig);
 }
 
+void Loop::on_term(bool hooks, bool delivered) {
+    if (hooks && opt_.checkpoint_on_term && !pre_timeout_done_ && hook_pid_ <= 0) {
+        // With proctrack/linuxproc or cgroup Slurm signals the program too;
+        // one that exits on SIGTERM may be gone before our SIGTERM is read.
+        // A hook for a program that has ended saves nothing: say so.
+        if (child_done_) {
+            log(Event("hook_skipped").add("trigger", "term")
+                    .add("reason", "the program had already ended when SIGTERM reached the launcher"));
+            return;
+        }
+        trigger(Trigger::Term);
+        // Hold SIGTERM so the program can save: until the command hook
+        // ends, or (signal hook) until 2 s before the kill.
+        term_held_ = true;
+        term_forward_at_ = mono_now() + std::max(0.0, kill_wait() - 2.0);
+        if ((ckpt_sig_ > 0 && hook_pid_ <= 0 && ckpt_sig_ == SIGTERM) || delivered) term_held_ = false;
+        return;
+    }
+    if (!child_done_ && !delivered) signal_group(child_, SIGTERM);
+}
+
 void Loop::reap() {
     for (;;) {
         int st = 0;
@@ -271,6 +285,8 @@ void Loop::reap() {
         if (p <= 0) return;
         if (p == child_) {
             child_done_ = true;
+            if (hook_pid_ > 0)
+                log(Event("program_ended").add("note", "while the checkpoint hook runs; the hook goes on"));
             res_.end.exited = WIFEXITED(st);
             res_.end.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
             res_.end.term_signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
@@ -296,6 +312,25 @@ void Loop::relay_stderr(bool drain) {
         tail_.append(buf, static_cast<size_t>(n));
         if (tail_.size() > 2 * opt_.stderr_tail_bytes) tail_.erase(0, tail_.size() - opt_.stderr_tail_bytes);
         if (!drain) return;
+    }
+}
+
+// After the program ended: signals still pending count. Slurm signals every
+// process of the step (proctrack linuxproc/cgroup), so a program that dies of
+// SIGTERM at the time limit can be reaped before the launcher's own SIGTERM
+// is read; without it the end would be classed as a plain failure. When the
+// program died of SIGTERM, wait briefly for ours.
+void Loop::drain_signals(int sfd) {
+    bool wait_term = !res_.end.got_term && !res_.end.exited && res_.end.term_signal == SIGTERM;
+    double until = mono_now() + (wait_term ? 0.5 : 0.0);
+    for (;;) {
+        signalfd_siginfo si{};
+        while (read(sfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si))
+            on_signal(static_cast<int>(si.ssi_signo), static_cast<pid_t>(si.ssi_pid));
+        double left = until - mono_now();
+        if (res_.end.got_term || left <= 0) return;
+        pollfd p{sfd, POLLIN, 0};
+        poll(&p, 1, poll_timeout_ms(left));
     }
 }
 
@@ -355,7 +390,7 @@ SuperviseResult Loop::run() {
         if (stderr_open) fds[nfds++] = {stderr_fd_, POLLIN, 0};
         int timeout_ms = -1;
         double t = next_timer();
-        if (t >= 0) timeout_ms = static_cast<int>(std::max(0.0, (t - mono_now()) * 1000.0)) + 1;
+        if (t >= 0) timeout_ms = poll_timeout_ms(std::max(0.0, t - mono_now()));
         if (child_done_) timeout_ms = timeout_ms < 0 ? 50 : std::min(timeout_ms, 50);
         if (sfd < 0) timeout_ms = timeout_ms < 0 ? 20 : std::min(timeout_ms, 20);
         int n = poll(fds, static_cast<nfds_t>(nfds), timeout_ms);
@@ -370,13 +405,22 @@ SuperviseResult Loop::run() {
     }
     relay_stderr(true);
     if (stderr_fd_ >= 0) close(stderr_fd_);
-    if (sfd >= 0) close(sfd);
+    if (sfd >= 0) {
+        drain_signals(sfd);
+        close(sfd);
+    }
     sigprocmask(SIG_SETMASK, &old, nullptr);
     res_.end.stderr_tail = tail_.size() > opt_.stderr_tail_bytes ? tail_.substr(tail_.size() - opt_.stderr_tail_bytes) : tail_;
     return res_;
 }
 
 }  // namespace
+
+int poll_timeout_ms(double wait_s) {
+    if (!(wait_s >= 0)) return -1;
+    constexpr double kMaxS = 3600;
+    return static_cast<int>(std::min(wait_s, kMaxS) * 1000.0) + 1;
+}
 
 SuperviseResult supervise(const Options& opt, const SuperviseContext& ctx) {
     Loop loop(opt, ctx);

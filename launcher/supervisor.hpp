@@ -44,4 +44,10 @@ bool hooks_configured(const Options& opt);
 // signal was given, 0 when none).
 int effective_checkpoint_signal(const Options& opt);
 
+// poll()'s timeout for a timer `wait_s` seconds away: -1 (none) for a
+// negative wait, else rounded up and capped at one hour (a timer weeks away
+// must not overflow int into a negative, i.e. endless, timeout; the loop
+// simply wakes once an hour and looks again).
+int poll_timeout_ms(double wait_s);
+
 }  // namespace gputopo::launch

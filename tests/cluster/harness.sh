@@ -18,6 +18,12 @@
 #   node_topology NODE    the topology file node NODE uses (for `gputopo plan --topology`).
 #   wait_job_state JOBID STATE [SECONDS]   poll squeue/scontrol until the job reaches STATE.
 #   tap_ok NAME / tap_not_ok NAME [WHY] / tap_check NAME CMD...   print "ok - NAME" / "not ok - NAME".
+#   tap_plan N            first line of every t_*.sh: "# plan N", the cases it runs; run.sh
+#                         counts every case missing from that (a script that died, skipped a
+#                         print, or never started) as failed.
+#   tap_count_results T LOG RC   (run.sh) "not ok" lines for cases missing from LOG.
+#   with_timeout SECONDS CMD...   run CMD with a time limit (every srun/salloc in a test);
+#                         exit 124 when it ran out.
 #
 # Exported after cluster_start: SLURM_CONF, CLUSTER_DIR, CLUSTER_BUILD (absolute), CLUSTER_SRC
 # (the source tree), CLUSTER_PLUGIN (gputopo.so), CLUSTER_NODES ("n1 n2 n3 n4"),
@@ -120,6 +126,7 @@ plugstack_default() {
     plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml"
 }
 
+tap_plan() { echo "# plan $1"; }
 tap_ok() { echo "ok - $1"; }
 tap_not_ok() {
     echo "not ok - $1"
@@ -131,6 +138,40 @@ tap_check() {
     local name=$1
     shift
     if "$@"; then tap_ok "$name"; else tap_not_ok "$name" "failed: $*"; fi
+}
+
+# tap_count_results T LOG RC: after script T wrote LOG and exited RC, the "not ok" lines
+# for what LOG lacks against its "# plan N"; returns 1 when T failed in any way.
+tap_count_results() {
+    local t=$1 log=$2 rc=$3 plan ok notok missing
+    plan=$(sed -n 's/^# plan \([0-9][0-9]*\)$/\1/p' "$log" | head -n 1)
+    ok=$(grep -c '^ok - ' "$log")
+    notok=$(grep -c '^not ok - ' "$log")
+    if [ -z "$plan" ]; then
+        echo "not ok - $t: no '# plan N' line (exit $rc, $ok ok, $notok not ok)"
+        return 1
+    fi
+    missing=$((plan - ok - notok))
+    if [ "$missing" -gt 0 ]; then
+        local i
+        for i in $(seq 1 "$missing"); do echo "not ok - $t: case missing ($i of $missing; plan $plan, exit $rc)"; done
+        return 1
+    fi
+    if [ "$missing" -lt 0 ]; then
+        echo "not ok - $t: $((ok + notok)) results for a plan of $plan"
+        return 1
+    fi
+    if [ "$rc" -ne 0 ] && [ "$notok" -eq 0 ]; then
+        echo "not ok - $t: exit $rc with every case ok"
+        return 1
+    fi
+    [ "$notok" -eq 0 ]
+}
+
+with_timeout() {
+    local secs=$1
+    shift
+    timeout --kill-after=5 "$secs" "$@"
 }
 
 wait_job_state() {

@@ -3,8 +3,12 @@
 # tests/cluster/t_*.sh in sorted order against it, stops it.
 #   tests/cluster/run.sh [BUILD]        (default: build)
 #   GPUTOPO_CLUSTER_TESTS="t_plugin_env.sh ..."  run only these
-# Each test prints "ok - NAME" / "not ok - NAME" lines. Missing Slurm or munge
-# binaries are a failure, not a skip (`make deps` installs them).
+# Each test prints "# plan N" first, then "ok - NAME" / "not ok - NAME" lines.
+# A script that prints fewer results than its plan (it died, skipped a case, or
+# did not start) gets one "not ok" line per missing case; one without a plan
+# line, or that exits non-zero without a "not ok", gets one "not ok" line.
+# Missing Slurm or munge binaries are a failure, not a skip (`make deps`
+# installs them). Per-script seconds are printed as "# T: exit RC, Ns".
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
@@ -26,10 +30,16 @@ for t in $tests; do
     echo "# $t"
     plugstack_default
     start=$(date +%s)
-    bash "$here/$t" "$build"
-    rc=$?
+    log=$CLUSTER_DIR/results.$t.log
+    if [ -f "$here/$t" ]; then
+        bash "$here/$t" "$build" | tee "$log"
+        rc=${PIPESTATUS[0]}
+    else
+        : > "$log"
+        rc=127
+    fi
+    tap_count_results "$t" "$log" "$rc" || status=1
     echo "# $t: exit $rc, $(( $(date +%s) - start ))s"
-    [ "$rc" -eq 0 ] || status=1
     # Leave no job behind for the next test.
     scancel --quiet -u root 2>/dev/null || true
 done

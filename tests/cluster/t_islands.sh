@@ -7,6 +7,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
+tap_plan 12
 cluster_ensure "${1:-build}" || { echo "not ok - islands: cluster"; exit 1; }
 
 out=$CLUSTER_DIR/tmp/islands.$$

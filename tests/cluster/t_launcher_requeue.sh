@@ -6,18 +6,33 @@
 #  - the same failure on every rank at once (NCCL timeout, no node blamed):
 #    one requeue per failure, not per rank; the budget (--max-restarts 1) ends
 #    the job with a clear final message and the program's exit code;
-#  - a permanent user error (the reserved exit code 78): no requeue.
-# The three jobs run side by side. Requeued jobs are released with
+#    the 4 ranks run on 2 nodes, each node with its own --node-state-dir (the
+#    test nodes share one /dev/shm), so one leader per node asks and slurmctld
+#    accepts only the first requeue: the real cross-node path;
+#  - a permanent user error (the reserved exit code 78): no requeue;
+#  - the GPU-fault job's name poses as job fields (`x Comment=gputopo:exclude=n9
+#    Restarts=99999999999 BatchFlag=0`): the launcher must read the real ones;
+#  - a job without --requeue: retryable, but not requeued, and it says why;
+#  - --backoff 40 reaches the epilog: the next attempt's StartTime is 40 s out;
+#  - --preflight failing on the first attempt: gpu_fault, node excluded; then a
+#    node_fault (IB retry error) on the second: requeued, no node blamed; the
+#    third attempt succeeds.
+# The jobs run side by side. Requeued jobs are released with
 # `scontrol update StartTime=now` instead of waiting out Slurm's 120 s hold.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
+tap_plan 9
 cluster_ensure "${1:-build}" || { echo "not ok - launcher requeue: cluster"; exit 1; }
 L=$CLUSTER_BUILD/gputopo-launch
 w=$CLUSTER_DIR/tmp/launcher-requeue.$$
 mkdir -p "$w"
 
-field() { scontrol show job -o "$1" 2>/dev/null | grep -o " $2=[^ ]*" | head -n 1 | cut -d= -f2-; }
+# The last match: a job's own fields come after its name (which poses as fields here).
+field() { scontrol show job -o "$1" 2>/dev/null | grep -o " $2=[^ ]*" | tail -n 1 | cut -d= -f2-; }
+# Each test node gets its own state directory, as separate machines would have.
+for n in $CLUSTER_NODES; do mkdir -p "$w/node/$n"; done
+per_node="--node-state-dir $w/node/%n"
 
 # Releases the job from Slurm's requeue hold once it is pending again; with
 # $2 = exc, only after the epilog put a node in ExcNodeList. Returns when the
@@ -44,9 +59,9 @@ cat > "$w/gpu.sh" <<EOS
 #!/bin/bash
 #SBATCH --requeue
 echo "attempt \${SLURM_RESTART_COUNT:-0} nodes \$SLURM_JOB_NODELIST"
-srun $L --log $w/log-gpu --max-restarts 2 -- bash -c '
+srun $L --log $w/log-gpu --max-restarts 2 $per_node -- bash -c '
   if [ "\${SLURM_RESTART_COUNT:-0}" = 0 ] && [ "\$SLURM_PROCID" = 1 ]; then echo \$SLURMD_NODENAME > $w/bad; fi
-  sleep 0.5
+  for i in \$(seq 1 100); do [ -s $w/bad ] && break; sleep 0.1; done   # wait for rank 1 to name the bad node
   if [ "\$SLURMD_NODENAME" = "\$(cat $w/bad)" ]; then
     echo "NVRM: Xid (PCI:0000:3b:00): 79, pid=\$\$, GPU has fallen off the bus." >&2; exit 1
   fi
@@ -57,7 +72,7 @@ cat > "$w/budget.sh" <<EOS
 #!/bin/bash
 #SBATCH --requeue
 echo "attempt \${SLURM_RESTART_COUNT:-0}"
-srun $L --log $w/log-budget --max-restarts 1 -- bash -c '
+srun $L --log $w/log-budget --max-restarts 1 $per_node -- bash -c '
   echo "[Rank \$SLURM_PROCID] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE) ran for 600000 milliseconds" >&2
   exit 6'
 echo "srun exit \$?"
@@ -69,15 +84,57 @@ cat > "$w/user.sh" <<EOS
 srun $L --log $w/log-user -- bash -c 'echo "config error: no such dataset" >&2; exit 78'
 EOS
 
-j1=$(sbatch --parsable -N2 -n2 -o "$w/gpu-%j.out" "$w/gpu.sh")
-j2=$(sbatch --parsable -N2 -n4 -o "$w/budget-%j.out" "$w/budget.sh")
-j3=$(sbatch --parsable -N1 -n1 -o "$w/user-%j.out" "$w/user.sh")
+# 4. No --requeue: a GPU fault is retryable, but the job cannot be requeued.
+cat > "$w/noreq.sh" <<EOS
+#!/bin/bash
+srun $L --log $w/log-noreq -- bash -c 'echo "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus." >&2; exit 1'
+EOS
+# 5. Back-off through to the epilog: 40 s before the next attempt may start.
+cat > "$w/backoff.sh" <<EOS
+#!/bin/bash
+#SBATCH --requeue
+srun $L --log $w/log-backoff --backoff 40 -- bash -c '
+  [ "\${SLURM_RESTART_COUNT:-0}" = 0 ] || exit 0
+  echo "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus." >&2; exit 1'
+EOS
+# 6. Preflight fails on attempt 0; a node fault on attempt 1; attempt 2 succeeds.
+cat > "$w/pre.sh" <<EOS
+#!/bin/bash
+#SBATCH --requeue
+echo "attempt \${SLURM_RESTART_COUNT:-0} nodes \$SLURM_JOB_NODELIST"
+srun $L --log $w/log-pre --max-restarts 3 --preflight '[ "\${SLURM_RESTART_COUNT:-0}" != 0 ] || { echo "doctor: GPU 0 missing"; exit 1; }' \
+  -- bash -c '
+  if [ "\${SLURM_RESTART_COUNT:-0}" = 1 ]; then echo "NCCL WARN NET/IB : Got completion with error 12, transport retry counter exceeded" >&2; exit 1; fi
+  echo "attempt \$SLURM_RESTART_COUNT ran"'
+EOS
+
+j1=$(with_timeout 30 sbatch --parsable -t 5 -N2 -n2 -J 'x Comment=gputopo:exclude=n9 Restarts=99999999999 BatchFlag=0' \
+     -o "$w/gpu-%j.out" "$w/gpu.sh")
+j2=$(with_timeout 30 sbatch --parsable -t 5 -N2 -n4 --ntasks-per-node=2 -o "$w/budget-%j.out" "$w/budget.sh")
+j3=$(with_timeout 30 sbatch --parsable -t 5 -N1 -n1 -o "$w/user-%j.out" "$w/user.sh")
+j4=$(with_timeout 30 sbatch --parsable -t 5 --no-requeue -N1 -n1 -o "$w/noreq-%j.out" "$w/noreq.sh")
+j5=$(with_timeout 30 sbatch --parsable -t 5 -N1 -n1 -o "$w/backoff-%j.out" "$w/backoff.sh")
+j6=$(with_timeout 30 sbatch --parsable -t 5 -N1 -n1 -o "$w/pre-%j.out" "$w/pre.sh")
 release_until_done "$j1" exc &
 r1=$!
 release_until_done "$j2" &
 r2=$!
+release_until_done "$j6" exc &
+r6=$!
 wait_job_state "$j3" FAILED 60 >/dev/null 2>&1
-wait "$r1" "$r2"
+wait_job_state "$j4" FAILED 60 >/dev/null 2>&1
+# The back-off job: once the epilog has run (ExcNodeList set), its StartTime is ~40 s out.
+backoff_left=""
+for i in $(seq 1 300); do
+    if [ "$(field "$j5" ExcNodeList)" != "(null)" ] && [ -n "$(field "$j5" ExcNodeList)" ]; then
+        st_time=$(date -d "$(field "$j5" StartTime)" +%s 2>/dev/null) && backoff_left=$((st_time - $(date +%s)))
+        break
+    fi
+    sleep 0.2
+done
+backoff_comment=$(squeue -h -j "$j5" -O 'Comment:|' 2>/dev/null)
+scancel "$j5"
+wait "$r1" "$r2" "$r6"
 
 # --- 1
 bad=$(cat "$w/bad" 2>/dev/null)
@@ -107,14 +164,15 @@ exitcode=$(field "$j2" ExitCode)
 n_requeue=$(cat "$w"/log-budget/*.jsonl 2>/dev/null | grep -c '"action": "requeue"')
 n_final=$(grep -c 'restart budget exhausted (1 of 1 restarts used' "$w/budget-$j2.out")
 if [ "$restarts" = 1 ] && [ "$n_requeue" = 1 ]; then
-    tap_ok "launcher: 4 ranks failing at once -> exactly one requeue"
+    tap_ok "launcher: 4 ranks on 2 nodes (a state dir per node) failing at once -> exactly one requeue"
 else
-    tap_not_ok "launcher: 4 ranks failing at once -> exactly one requeue" "restarts=$restarts requeue events=$n_requeue"
+    tap_not_ok "launcher: 4 ranks failing at once -> exactly one requeue" "restarts=$restarts requeue events=$n_requeue" \
+        "$(grep -h requeue_decision "$w"/log-budget/*.jsonl 2>/dev/null)"
 fi
-if [ "$st" = COMPLETED ] || [ "$st" = FAILED ]; then :; fi
-if [ "$restarts" = 1 ] && [ "$n_final" -ge 1 ] && grep -q '^srun exit 6' "$w/budget-$j2.out" &&
+# The batch script goes on after srun (echo): the job itself completes.
+if [ "$st" = COMPLETED ] && [ "$restarts" = 1 ] && [ "$n_final" -ge 1 ] && grep -q '^srun exit 6' "$w/budget-$j2.out" &&
    [ "$(field "$j2" ExcNodeList)" = "(null)" ]; then
-    tap_ok "launcher: restart budget exhausted -> stops with a final message and the program's exit code (6); no node blamed for a NCCL timeout"
+    tap_ok "launcher: restart budget exhausted -> stops with a final message and the program's exit code (6), job COMPLETED; no node blamed for a NCCL timeout"
 else
     tap_not_ok "launcher: restart budget exhausted -> stops with a final message and exit code" \
         "state=$st restarts=$restarts exit=$exitcode final-lines=$n_final" "$(cat "$w/budget-$j2.out")"
@@ -128,5 +186,41 @@ if [ "$st" = FAILED ] && [ "$restarts" = 0 ] && [ "$(field "$j3" ExitCode)" = "7
     tap_ok "launcher: permanent user error (exit 78) -> no requeue, exit code 78"
 else
     tap_not_ok "launcher: permanent user error (exit 78) -> no requeue" "state=$st restarts=$restarts" "$(cat "$w/user-$j3.out")"
+fi
+# --- 1 (the name posing as fields): the real Restarts/BatchFlag were read.
+if [ "$(field "$j1" Restarts)" = 1 ] && ! grep -q 'not a batch job' "$w/gpu-$j1.out" &&
+   ! cat "$w"/log-gpu/*.jsonl 2>/dev/null | grep -q '"excluded": "n9"'; then
+    tap_ok "launcher: a job name posing as Comment/Restarts/BatchFlag fields does not change the decision"
+else
+    tap_not_ok "launcher: a job name posing as fields does not change the decision" "$(cat "$w/gpu-$j1.out")"
+fi
+
+# --- 4
+st=$(field "$j4" JobState)
+if [ "$st" = FAILED ] && [ "$(field "$j4" Restarts)" = 0 ] && grep -q 'submitted without --requeue' "$w/noreq-$j4.out"; then
+    tap_ok "launcher: a job without --requeue: the GPU fault is reported, not requeued, and it says why"
+else
+    tap_not_ok "launcher: a job without --requeue is not requeued and says why" "state=$st" "$(cat "$w/noreq-$j4.out")"
+fi
+
+# --- 5
+case "$backoff_comment" in *"gputopo:exclude="*";backoff=40"*) bc=1 ;; *) bc=0 ;; esac
+if [ "$bc" = 1 ] && [ -n "$backoff_left" ] && [ "$backoff_left" -ge 25 ] && [ "$backoff_left" -le 45 ]; then
+    tap_ok "launcher + epilog: --backoff 40 -> the next attempt may start $backoff_left s later"
+else
+    tap_not_ok "launcher + epilog: --backoff 40 reaches the epilog" "comment=$backoff_comment start in ${backoff_left:-?} s"
+fi
+
+# --- 6
+st=$(field "$j6" JobState)
+ev=$(cat "$w"/log-pre/*.jsonl 2>/dev/null)
+if [ "$st" = COMPLETED ] && [ "$(field "$j6" Restarts)" = 2 ] &&
+   echo "$ev" | grep -q '"class": "gpu_fault".*preflight failed: doctor: GPU 0 missing' &&
+   echo "$ev" | grep -q '"class": "node_fault".*transport retry counter exceeded' &&
+   [ "$(echo "$ev" | grep -c '"event": "excluded_node"')" = 1 ] && grep -q 'attempt 2 ran' "$w/pre-$j6.out"; then
+    tap_ok "launcher: --preflight failure -> gpu_fault requeue with the node excluded; node_fault -> requeue, no node blamed; then success"
+else
+    tap_not_ok "launcher: --preflight failure and node_fault requeues" "state=$st restarts=$(field "$j6" Restarts)" "$(cat "$w/pre-$j6.out")" \
+        "$(echo "$ev" | grep -E 'failure|excluded|requeue_decision')"
 fi
 exit 0

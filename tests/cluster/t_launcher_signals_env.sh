@@ -10,6 +10,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
+tap_plan 4
 cluster_ensure "${1:-build}" || { echo "not ok - launcher signals/env: cluster"; exit 1; }
 L=$CLUSTER_BUILD/gputopo-launch
 w=$CLUSTER_DIR/tmp/launcher-env.$$
@@ -20,13 +21,23 @@ cat > "$w/sig.sh" <<EOS
 #!/bin/bash
 srun -o $w/sig-%t.out $L -- bash -c '
   trap "echo prog-USR1 >> $w/sig" USR1; trap "echo prog-TERM >> $w/sig; wait; exit 0" TERM
-  bash -c "trap \"echo child-USR1 >> $w/sig\" USR1; trap \"echo child-TERM >> $w/sig; exit 0\" TERM; while :; do sleep 0.1; done" &
+  bash -c "trap \"echo child-USR1 >> $w/sig\" USR1; trap \"echo child-TERM >> $w/sig; exit 0\" TERM; echo child >> $w/ready; while :; do sleep 0.1; done" &
+  echo prog >> $w/ready
   while :; do sleep 0.1; done'
 EOS
-j=$(sbatch --parsable -N1 -n1 -o "$w/sig-batch.out" "$w/sig.sh")
-wait_job_state "$j" RUNNING 30 >/dev/null && sleep 1.5
+# Each step waits for the event it needs (traps in place, signal seen), never a fixed sleep.
+wait_lines() {  # FILE N SECONDS
+    local i
+    for i in $(seq 1 $(($3 * 10))); do
+        [ -f "$1" ] && [ "$(wc -l < "$1")" -ge "$2" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+j=$(with_timeout 30 sbatch --parsable -t 2 -N1 -n1 -o "$w/sig-batch.out" "$w/sig.sh")
+wait_lines "$w/ready" 2 60
 scancel --signal=USR1 "$j"
-sleep 1
+wait_lines "$w/sig" 2 20
 scancel --signal=TERM "$j"
 wait_job_state "$j" COMPLETED 20 >/dev/null
 got=$(sort "$w/sig" 2>/dev/null | tr '\n' ' ')
@@ -38,7 +49,7 @@ fi
 scancel "$j" 2>/dev/null
 
 # 2. Framework variables, 2 tasks on n1 and 1 on n2.
-if srun -w n[1-2] -N2 -n3 --distribution=block -l $L -- bash -c \
+if with_timeout 60 srun -w n[1-2] -N2 -n3 --distribution=block -l $L -- bash -c \
      'echo "$SLURMD_NODENAME RANK=$RANK LOCAL_RANK=$LOCAL_RANK WORLD_SIZE=$WORLD_SIZE LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT"' \
      > "$w/fw" 2>&1; then
     want="n1 RANK=0 LOCAL_RANK=0 WORLD_SIZE=3 LOCAL_WORLD_SIZE=2 MASTER_ADDR=n1
@@ -59,9 +70,9 @@ fi
 # 3. Binding without the plugin = the plugin's binding (n3, 4 tasks sharing 4 GPUs).
 vars='GPUTOPO_MODE GPUTOPO_GPUS GPUTOPO_CPUS GPUTOPO_MEMS GPUTOPO_NIC CUDA_VISIBLE_DEVICES NCCL_IB_HCA UCX_NET_DEVICES'
 dump="for v in $vars; do printf '%s=%s ' \$v \"\${!v}\"; done; echo"
-srun -w n3 -N1 -n4 --gpus-per-node=4 --gpu-topo=closest -l bash -c "$dump" 2>/dev/null | sort > "$w/plugin"
+with_timeout 60 srun -w n3 -N1 -n4 --gpus-per-node=4 --gpu-topo=closest -l bash -c "$dump" 2>/dev/null | sort > "$w/plugin"
 plugstack_set_line ""
-srun -w n3 -N1 -n4 --gpus-per-node=4 -l $L --gpu-topo closest --topology "$CLUSTER_DIR/topo/%n.xml" -- bash -c "$dump" 2>/dev/null | sort > "$w/launcher"
+with_timeout 60 srun -w n3 -N1 -n4 --gpus-per-node=4 -l $L --gpu-topo closest --topology "$CLUSTER_DIR/topo/%n.xml" -- bash -c "$dump" 2>/dev/null | sort > "$w/launcher"
 if [ -s "$w/plugin" ] && grep -q 'GPUTOPO_GPUS=[0-9]' "$w/plugin" && cmp -s "$w/plugin" "$w/launcher"; then
     tap_ok "launcher: without the plugin, every rank's binding equals the plugin's (n3, 4 tasks, closest)"
 else
@@ -69,7 +80,7 @@ else
 fi
 
 # 4. Real affinity on n1 (this host's CPUs), no plugin.
-srun -w n1 -N1 -n2 --gpus-per-node=2 -l $L --gpu-topo closest --topology "$CLUSTER_DIR/topo/%n.xml" -- \
+with_timeout 60 srun -w n1 -N1 -n2 --gpus-per-node=2 -l $L --gpu-topo closest --topology "$CLUSTER_DIR/topo/%n.xml" -- \
     bash -c 'echo "GPUTOPO_CPUS=$GPUTOPO_CPUS $(grep Cpus_allowed_list /proc/self/status | tr -d "\t")"' > "$w/aff" 2>&1
 plugstack_default
 ok=1

@@ -5,6 +5,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
+tap_plan 8
 cluster_ensure "${1:-build}" || { echo "not ok - plugin batch: cluster"; exit 1; }
 
 out=$CLUSTER_DIR/tmp/batch.$$
@@ -19,7 +20,7 @@ check() {  # check NAME FILE CHECKER-ARGS...
 run_batch() {  # run_batch OUTFILE SBATCH-ARGS... ; prints the job id
     local f=$1 job
     shift
-    job=$(sbatch --parsable -o "$f" "$@") || return 1
+    job=$(with_timeout 30 sbatch --parsable -o "$f" "$@") || return 1
     wait_job_state "$job" COMPLETED 90 || { cat "$f" >&2; return 1; }
     echo "$job"
 }

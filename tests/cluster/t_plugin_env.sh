@@ -5,6 +5,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
+tap_plan 18
 cluster_ensure "${1:-build}" || { echo "not ok - plugin env: cluster"; exit 1; }
 
 out=$CLUSTER_DIR/tmp/env.$$

@@ -4,6 +4,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
+tap_plan 3
 cluster_ensure "${1:-build}" || { echo "not ok - plugin install: cluster"; exit 1; }
 fails=0
 result() {
@@ -28,7 +29,7 @@ result "make install DESTDIR=: plugin, CLI, gputopo(8) and plugstack.conf.d/gput
 
 if [ -n "$so" ]; then
     plugstack_set_line "optional $so topology=$CLUSTER_DIR/topo/%n.xml"
-    out=$(srun -w n1 -N1 -n2 --gpus-per-task=1 --gpu-topo=closest,verbose bash -c 'echo "T $GPUTOPO_CPUS $(grep Cpus_allowed_list /proc/self/status | cut -f2)"' 2>&1)
+    out=$(with_timeout 60 srun -w n1 -N1 -n2 --gpus-per-task=1 --gpu-topo=closest,verbose bash -c 'echo "T $GPUTOPO_CPUS $(grep Cpus_allowed_list /proc/self/status | cut -f2)"' 2>&1)
     rc=$?
     # Each task's planned CPUs are its real affinity.
     [ "$rc" -eq 0 ] && [ "$(echo "$out" | awk '$1 == "T" && $2 == $3' | wc -l)" = 2 ] && [ "$(echo "$out" | grep -c '^gputopo: n1 task')" = 2 ]

@@ -1,14 +1,31 @@
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include "launcher/requeue.hpp"
 
 using namespace gputopo::launch;
 
 namespace {
+struct TempDir {
+    std::string path;
+    TempDir() {
+        char tmpl[] = "/tmp/gputopo-requeue-XXXXXX";
+        const char* d = mkdtemp(tmpl);
+        if (!d) throw std::runtime_error("mkdtemp failed");
+        path = d;
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
 Classification gpu(bool local) {
     Classification c;
     c.cls = FailureClass::GpuFault;
@@ -87,12 +104,60 @@ TEST_CASE("requeue: exclusion record in the job comment", "[launcher]") {
     CHECK(parse_exclusion_record("nothing here").nodes.empty());
 }
 
+TEST_CASE("requeue: a second exclusion record keeps every node (finding 9)", "[launcher]") {
+    // Two records (a user's copy, or one left by an older launcher): the new
+    // node and all old ones end up in one record.
+    std::string two = "gputopo:exclude=n1 note gputopo:exclude=n3;backoff=30\nmore";
+    ExclusionRecord r = parse_exclusion_record(two);
+    CHECK(r.nodes == std::vector<std::string>{"n1", "n3"});
+    CHECK(r.backoff_s == Approx(30));
+    std::string merged = merge_exclusion_record(two, "n2", 60);
+    CHECK(parse_exclusion_record(merged).nodes == std::vector<std::string>{"n1", "n3", "n2"});
+    CHECK(merged.find("gputopo:exclude=") == merged.rfind("gputopo:exclude="));
+    CHECK_THAT(merged, Catch::Contains("note") && Catch::Contains("more"));
+    // Garbage back-off values are ignored, not thrown.
+    CHECK(parse_exclusion_record("gputopo:exclude=n1;backoff=1e999").backoff_s == 0);
+    CHECK(parse_exclusion_record("gputopo:exclude=n1;backoff=x").backoff_s == 0);
+}
+
 TEST_CASE("requeue: one leader per key", "[launcher]") {
-    std::string dir = "/tmp";
+    TempDir tmp;
+    std::string dir = private_state_dir(tmp.path);
+    REQUIRE_FALSE(dir.empty());
     std::string key = "test" + std::to_string(::getpid());
     CHECK(claim_leadership(dir, key));
     CHECK_FALSE(claim_leadership(dir, key));
     CHECK(claim_leadership(dir, key + "b"));
-    std::remove((dir + "/gputopo-launch." + key + ".leader").c_str());
-    std::remove((dir + "/gputopo-launch." + key + "b.leader").c_str());
+    CHECK(claim_leadership("", key));  // no safe dir: slurmctld arbitrates
+}
+
+TEST_CASE("requeue: another user cannot take the node's leader claim (finding 11)", "[launcher]") {
+    TempDir tmp;
+    std::string key = "job1.0";
+    // The old, predictable claim file in the shared base is irrelevant now.
+    std::ofstream(tmp.path + "/gputopo-launch." + key + ".leader") << "";
+    std::string dir = private_state_dir(tmp.path);
+    REQUIRE_FALSE(dir.empty());
+    CHECK(dir == tmp.path + "/gputopo-launch." + std::to_string(::geteuid()));
+    struct stat st {};
+    REQUIRE(::lstat(dir.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0700);
+    CHECK(claim_leadership(dir, key));
+    // The private dir pre-created by someone else, as a symlink, or open to others: refused.
+    TempDir other;
+    std::string mine = other.path + "/gputopo-launch." + std::to_string(::geteuid());
+    REQUIRE(::mkdir(mine.c_str(), 0777) == 0);
+    REQUIRE(::chmod(mine.c_str(), 0777) == 0);
+    CHECK(private_state_dir(other.path).empty());
+    REQUIRE(::rmdir(mine.c_str()) == 0);
+    REQUIRE(::symlink(tmp.path.c_str(), mine.c_str()) == 0);
+    CHECK(private_state_dir(other.path).empty());
+    REQUIRE(::unlink(mine.c_str()) == 0);
+    if (::geteuid() == 0) {
+        REQUIRE(::mkdir(mine.c_str(), 0700) == 0);
+        REQUIRE(::chown(mine.c_str(), 65534, 65534) == 0);
+        CHECK(private_state_dir(other.path).empty());
+    }
+    // --node-state-dir: %n is the node.
+    CHECK(node_state_base("/x/%n/y", "n2", "/t") == "/x/n2/y");
 }

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 
@@ -9,38 +10,67 @@
 
 using namespace gputopo::launch;
 
-TEST_CASE("scontrol show job -o record parsing", "[launcher]") {
-    std::string rec =
-        "JobId=12 JobName=train UserId=u(1) JobState=RUNNING Reason=None Requeue=1 Restarts=2 BatchFlag=1 "
-        "EndTime=2030-01-02T03:04:05 ExcNodeList=n[2-3] Comment=my run gputopo:exclude=n2 NodeList=n[1,4] Power=\n";
-    auto f = parse_scontrol_record(rec);
-    CHECK(f["JobName"] == "train");
-    CHECK(f["Comment"] == "my run gputopo:exclude=n2");
-    CHECK(f["NodeList"] == "n[1,4]");
-    CHECK(f["Power"] == "");
-    JobInfo j = job_info_from_record(f);
+namespace {
+double local_time(int y, int mo, int d, int h, int mi, int sec) {
+    tm t{};
+    t.tm_year = y - 1900;
+    t.tm_mon = mo - 1;
+    t.tm_mday = d;
+    t.tm_hour = h;
+    t.tm_min = mi;
+    t.tm_sec = sec;
+    t.tm_isdst = -1;
+    return static_cast<double>(mktime(&t));
+}
+}  // namespace
+
+TEST_CASE("squeue job record parsing", "[launcher]") {
+    // The shape of squeue_job_argv()'s output (seen from Slurm 22.05.8).
+    JobInfo j = parse_squeue_job("12|1|1|2|2030-01-02T03:04:05|RUNNING|my run gputopo:exclude=n2|\n");
     CHECK(j.known);
     CHECK(j.batch);
     CHECK(j.requeue_allowed);
     CHECK(j.restarts == 2);
-    CHECK(j.exc_nodes == "n[2-3]");
-    tm t{};
-    t.tm_year = 130;
-    t.tm_mon = 0;
-    t.tm_mday = 2;
-    t.tm_hour = 3;
-    t.tm_min = 4;
-    t.tm_sec = 5;
-    t.tm_isdst = -1;
-    CHECK(j.end_time == Approx(static_cast<double>(mktime(&t))));
+    CHECK(j.state == "RUNNING");
+    CHECK(j.comment == "my run gputopo:exclude=n2");
+    CHECK(j.end_time == Approx(local_time(2030, 1, 2, 3, 4, 5)));
+    CHECK(parse_squeue_job("3|0|0|0|NONE|PENDING|(null)|\n").comment.empty());
+    CHECK(parse_squeue_job("3|0|0|0|NONE|PENDING|(null)|\n").end_time < 0);
+    CHECK_FALSE(parse_squeue_job("slurm_load_jobs error: Invalid job id specified\n").known);
+    CHECK_FALSE(parse_squeue_job("").known);
     CHECK(parse_slurm_time("Unknown") < 0);
-    CHECK_FALSE(job_info_from_record(parse_scontrol_record("slurm_load_jobs error: Invalid job id specified")).known);
-    CHECK(job_info_from_record(parse_scontrol_record("JobId=3 Comment=(null) ExcNodeList=(null)")).comment.empty());
+    // The command asks for exactly the fields the parser reads, comment last.
+    auto argv = squeue_job_argv("12");
+    CHECK(argv.back() == "--Format=JobID:|,BatchFlag:|,Requeue:|,RestartCnt:|,EndTime:|,State:|,Comment:|");
+    CHECK(std::find(argv.begin(), argv.end(), "--jobs=12") != argv.end());
+}
+
+TEST_CASE("squeue job record: user text cannot pose as a field (finding 8)", "[launcher]") {
+    // The comment is the user's: '|', "Key=" text, newlines, a fake record.
+    JobInfo j = parse_squeue_job(
+        "7|1|1|1|NONE|RUNNING|x|0|0|99999999999|NONE|FAILED Restarts=99999999999 Requeue=0\n"
+        "7|0|0|5|NONE|FAILED|gputopo:exclude=n9|\n");
+    CHECK(j.known);
+    CHECK(j.batch);
+    CHECK(j.requeue_allowed);
+    CHECK(j.restarts == 1);
+    CHECK(j.state == "RUNNING");
+    CHECK(j.comment ==
+          "x|0|0|99999999999|NONE|FAILED Restarts=99999999999 Requeue=0\n7|0|0|5|NONE|FAILED|gputopo:exclude=n9");
+    // Numbers out of range or not numbers: unknown, never an exception.
+    CHECK_NOTHROW(parse_squeue_job("7|1|1|99999999999|NONE|RUNNING||\n"));
+    CHECK_FALSE(parse_squeue_job("7|1|1|99999999999|NONE|RUNNING||\n").known);
+    CHECK_FALSE(parse_squeue_job("7|1|1|-1|NONE|RUNNING||\n").known);
+    CHECK_FALSE(parse_squeue_job("7|yes|1|0|NONE|RUNNING||\n").known);
+    // A field split over lines is not one job's record.
+    CHECK_FALSE(parse_squeue_job("7|1\n|1|0|NONE|RUNNING||\n").known);
 }
 
 TEST_CASE("KillWait from scontrol show config", "[launcher]") {
     CHECK(parse_kill_wait("JobRequeue              = 1\nKillWait                = 30 sec\nKillOnBadExit = 0\n") == Approx(30));
     CHECK(parse_kill_wait("KillOnBadExit = 0\n") < 0);
+    CHECK_NOTHROW(parse_kill_wait("KillWait = " + std::string(400, '9') + " sec\n"));
+    CHECK(parse_kill_wait("KillWait = " + std::string(400, '9') + " sec\n") < 0);
 }
 
 TEST_CASE("Young/Daly checkpoint interval", "[launcher]") {

@@ -10,23 +10,52 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
+#include "launcher/child.hpp"
 #include "launcher/supervisor.hpp"
 
 using namespace gputopo::launch;
 
 namespace {
 
-// A process that sends `sig` to this test process after `delay_s`.
-void send_later(int sig, double delay_s) {
-    pid_t me = getpid();
-    pid_t p = fork();
-    if (p == 0) {
-        usleep(static_cast<useconds_t>(delay_s * 1e6));
-        kill(me, sig);
-        _exit(0);
+// Sends signals to this test process later, from forked helpers. The test
+// signals stay blocked while it lives (supervise() restores that mask when it
+// returns), and at the end it waits for its helpers and takes any signal that
+// came after supervise() returned: a late SIGUSR1 must not kill the whole
+// unit-test binary and lose every other case's result.
+class Signals {
+public:
+    Signals() {
+        sigemptyset(&set_);
+        for (int s : {SIGUSR1, SIGUSR2, SIGTERM}) sigaddset(&set_, s);
+        sigprocmask(SIG_BLOCK, &set_, &old_);
     }
-}
+    ~Signals() {
+        for (pid_t p : senders_) waitpid(p, nullptr, 0);
+        timespec zero{0, 0};
+        while (sigtimedwait(&set_, nullptr, &zero) > 0) {
+        }
+        sigprocmask(SIG_SETMASK, &old_, nullptr);
+    }
+    Signals(const Signals&) = delete;
+    Signals& operator=(const Signals&) = delete;
+    void send_later(int sig, double delay_s) {
+        pid_t me = getpid();
+        pid_t p = fork();
+        if (p == 0) {
+            usleep(static_cast<useconds_t>(delay_s * 1e6));
+            kill(me, sig);
+            _exit(0);
+        }
+        if (p > 0) senders_.push_back(p);
+    }
+
+private:
+    sigset_t set_{};
+    sigset_t old_{};
+    std::vector<pid_t> senders_;
+};
 
 std::string tmp_path(const std::string& name) {
     return "/tmp/gputopo-launch-test-" + std::to_string(getpid()) + "-" + name;
@@ -67,6 +96,7 @@ TEST_CASE("supervise: exit code, 128+signal, stderr tail", "[launcher]") {
 }
 
 TEST_CASE("supervise: SIGTERM and SIGUSR1 reach the program and its children", "[launcher]") {
+    Signals sig;
     std::string f = tmp_path("sig");
     std::remove(f.c_str());
     // The program and a grandchild both record what they receive.
@@ -75,8 +105,8 @@ TEST_CASE("supervise: SIGTERM and SIGUSR1 reach the program and its children", "
         "sh -c \"trap '' USR1; trap 'echo grandchild-TERM >> " + f + "; exit 0' TERM; while :; do sleep 0.05; done\" & "
         "while :; do sleep 0.05; done";
     Options o = base({"/bin/bash", "-c", script});
-    send_later(SIGUSR1, 0.4);
-    send_later(SIGTERM, 0.8);
+    sig.send_later(SIGUSR1, 0.4);
+    sig.send_later(SIGTERM, 0.8);
     SuperviseResult r = supervise(o, SuperviseContext{});
     std::string got = slurp(f);
     CHECK(got.find("child-USR1") != std::string::npos);
@@ -88,6 +118,7 @@ TEST_CASE("supervise: SIGTERM and SIGUSR1 reach the program and its children", "
 }
 
 TEST_CASE("supervise: the pre-timeout signal runs the hook once, signal and command", "[launcher]") {
+    Signals sig;
     std::string f = tmp_path("hook");
     std::string dir = tmp_path("log");
     std::remove(f.c_str());
@@ -102,8 +133,8 @@ TEST_CASE("supervise: the pre-timeout signal runs the hook once, signal and comm
     REQUIRE(log.open(dir, EventContext{"77", "0", 0, 0, "n1"}, err));
     SuperviseContext ctx;
     ctx.log = &log;
-    send_later(SIGUSR1, 0.3);
-    send_later(SIGUSR1, 0.45);  // while the hook runs: folded into it
+    sig.send_later(SIGUSR1, 0.3);
+    sig.send_later(SIGUSR1, 0.45);  // while the hook runs: folded into it
     SuperviseResult r = supervise(o, ctx);
     CHECK(r.hooks_run == 1);
     CHECK(r.hooks_late == 0);
@@ -121,6 +152,7 @@ TEST_CASE("supervise: the pre-timeout signal runs the hook once, signal and comm
 }
 
 TEST_CASE("supervise: a hook too slow for its deadline is reported", "[launcher]") {
+    Signals sig;
     std::string dir = tmp_path("late");
     Options o = base({"/bin/bash", "-c", "trap 'exit 0' TERM; while :; do sleep 0.05; done"});
     o.checkpoint_cmd = "sleep 2";
@@ -130,7 +162,7 @@ TEST_CASE("supervise: a hook too slow for its deadline is reported", "[launcher]
     REQUIRE(log.open(dir, EventContext{"78", "0", 0, 0, "n1"}, err));
     SuperviseContext ctx;
     ctx.log = &log;
-    send_later(SIGTERM, 0.3);
+    sig.send_later(SIGTERM, 0.3);
     SuperviseResult r = supervise(o, ctx);
     CHECK(r.hooks_run == 1);
     CHECK(r.hooks_late == 1);
@@ -156,4 +188,62 @@ TEST_CASE("supervise: periodic checkpoints", "[launcher]") {
     CHECK(ticks <= 6);
     CHECK(r.hooks_run == static_cast<int>(ticks));
     std::remove(f.c_str());
+}
+
+TEST_CASE("supervise: a timer weeks away gives a positive poll timeout (finding 10)", "[launcher]") {
+    // 24.8 days is INT_MAX milliseconds: beyond it the old cast went negative
+    // (poll then waits forever and later timers never fire).
+    CHECK(poll_timeout_ms(30 * 86400.0) > 0);
+    CHECK(poll_timeout_ms(30 * 86400.0) == 3600 * 1000 + 1);
+    CHECK(poll_timeout_ms(1e300) == 3600 * 1000 + 1);
+    CHECK(poll_timeout_ms(0) == 1);
+    CHECK(poll_timeout_ms(0.25) == 251);
+    CHECK(poll_timeout_ms(-1) == -1);
+}
+
+TEST_CASE("supervise: the program does not outlive a killed launcher", "[launcher]") {
+    // A stand-in launcher starts the program and dies at once (as from SIGKILL):
+    // the program must go too (proctrack/linuxproc would lose it otherwise).
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid_t launcher = fork();
+    REQUIRE(launcher >= 0);
+    if (launcher == 0) {
+        close(fds[0]);
+        SpawnOptions so;
+        so.capture_stderr = false;
+        Child c = spawn_child({"/bin/sleep", "30"}, so);
+        ssize_t w = write(fds[1], &c.pid, sizeof c.pid);
+        (void)w;
+        _exit(0);
+    }
+    close(fds[1]);
+    pid_t prog = -1;
+    REQUIRE(read(fds[0], &prog, sizeof prog) == static_cast<ssize_t>(sizeof prog));
+    close(fds[0]);
+    waitpid(launcher, nullptr, 0);
+    REQUIRE(prog > 0);
+    // Gone or a zombie (PID 1 here may not reap) within 5 s.
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; ++i) {
+        std::ifstream st("/proc/" + std::to_string(prog) + "/stat");
+        std::string pid, comm, state;
+        gone = !(st >> pid >> comm >> state) || state == "Z";
+        if (!gone) usleep(50000);
+    }
+    CHECK(gone);
+    if (!gone) kill(prog, SIGKILL);
+}
+
+TEST_CASE("supervise: a program that dies of SIGTERM before the launcher's own SIGTERM is read: still a SIGTERM end", "[launcher]") {
+    // As at a time limit with proctrack/linuxproc: Slurm's SIGTERM reaches the
+    // program first; the launcher's arrives a moment after the program is reaped.
+    Signals sig;
+    Options o = base({"/bin/sh", "-c", "kill -TERM $$"});
+    sig.send_later(SIGTERM, 0.2);
+    SuperviseResult r = supervise(o, SuperviseContext{});
+    REQUIRE(r.started);
+    CHECK_FALSE(r.end.exited);
+    CHECK(r.end.term_signal == SIGTERM);
+    CHECK(r.end.got_term);
 }
