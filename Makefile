@@ -6,7 +6,8 @@
 #                   `srun --gpu-topo=island,verbose` job on shipped topologies
 #   make check-unit unit tests only;  make SAN=1 check-unit  under ASan+UBSan
 #   make bench      run the benchmarks under bench/
-#   make install [PREFIX=/usr/local] [DESTDIR=]
+#   make install [PREFIX=/usr/local] [DESTDIR=]   make uninstall (same variables)
+#   make deb / make rpm   a package for the Slurm release found (packaging/)
 #
 # Sources are found by directory:
 #   topo/*/*.cpp      -> libgputopo.a (core model, sources, planner, fabric, output; no Slurm)
@@ -48,6 +49,24 @@ CPPFLAGS += -I. $(PKG_CFLAGS) -DGPUTOPO_SOURCE_DIR='"$(CURDIR)"'
 LDFLAGS  += -Wl,-z,relro -Wl,-z,now -Wl,--as-needed $(SANLD)
 LDLIBS   += $(PKG_LIBS) -ldl -lpthread
 
+# The Slurm release the plugin is built for: the headers at $(SLURM_INCLUDE)/slurm/
+# (SLURM_INCLUDE=DIR, else `pkg-config slurm`, else /usr/include). Slurm loads a SPANK
+# plugin only when its major.minor matches the plugin's: build once per release.
+SLURM_INCLUDE ?= $(or $(shell pkg-config --variable=includedir slurm 2>/dev/null),/usr/include)
+SLURM_VERSION_H := $(SLURM_INCLUDE)/slurm/slurm_version.h
+SLURM_VERSION_NUMBER := $(shell sed -n 's/^\#define SLURM_VERSION_NUMBER *\(0x[0-9a-fA-F]*\).*/\1/p' $(SLURM_VERSION_H) 2>/dev/null)
+# 22.05.8, and its major 22.05 (what packages are named and pinned after).
+SLURM_RELEASE := $(if $(SLURM_VERSION_NUMBER),$(shell n=$(SLURM_VERSION_NUMBER); printf '%d.%02d.%d' $$((n >> 16)) $$(((n >> 8) & 255)) $$((n & 255))))
+SLURM_MAJOR   := $(basename $(SLURM_RELEASE))
+ifneq ($(SLURM_INCLUDE),/usr/include)
+  CPPFLAGS += -isystem $(SLURM_INCLUDE)
+endif
+# The one version number (topo/core/version.hpp), for packages.
+VERSION := $(shell sed -n 's/.*kVersion = "\(.*\)".*/\1/p' topo/core/version.hpp)
+ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+  $(info gputopo $(VERSION): building against Slurm $(or $(SLURM_RELEASE),(none: $(SLURM_VERSION_H) not found)))
+endif
+
 # Slurm's plugin directory, for make install.
 SLURM_PLUGIN_DIR ?= $(shell pkg-config --variable=libdir slurm 2>/dev/null | sed 's|$$|/slurm|' | grep . || \
                       (test -d /usr/lib/x86_64-linux-gnu/slurm-wlm && echo /usr/lib/x86_64-linux-gnu/slurm-wlm) || \
@@ -85,7 +104,7 @@ TARGETS := $(LIB) $(if $(CLI_SRC),$(CLI)) $(if $(SPANK_GLUE_SRC),$(PLUGIN)) \
 LAUNCH_TOPO := $(BUILD)/gputopo-launch-topology.so
 TARGETS += $(if $(LAUNCH_TOPO_SRC),$(LAUNCH_TOPO))
 
-.PHONY: all check check-unit check-cluster demo bench install deps clean unit-tests
+.PHONY: all check check-unit check-cluster demo bench install uninstall deb rpm deps clean unit-tests
 all: $(TARGETS)
 
 $(BUILD)/obj/%.o: %.cpp
@@ -136,7 +155,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) 
 unit-tests: $(UNIT) $(if $(FAKE_NVML_SRC),$(FAKE_NVML))
 
 # Install the Debian packages the build and the tests need, when missing.
-DEPS := g++ make pkg-config libhwloc-dev hwloc libxml2-dev catch2 libibverbs-dev \
+DEPS := g++ make pkg-config libhwloc-dev hwloc libxml2-dev catch2 \
         slurmctld slurmd slurm-client libslurm-dev munge python3 procps iproute2
 deps:
 	@missing=""; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -167,19 +186,45 @@ bench: all $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 	@for s in $(wildcard bench/*.sh); do echo "== $$s"; bash $$s $(BUILD) || exit 1; done
 
+# Where install puts the plugstack.conf.d snippet (packages: /usr/share/gputopo/plugstack.conf,
+# enabled by the admin with one symlink). An existing, different file is kept and the new one
+# goes beside it as .dist.
+PLUGSTACK_CONF ?= /etc/slurm/plugstack.conf.d/gputopo.conf
+# Everything install puts under $(DESTDIR), relative to it (uninstall removes these).
+INSTALLED = $(PREFIX)/bin/gputopo $(PREFIX)/bin/gputopo-launch $(PREFIX)/lib/gputopo/gputopo-launch-topology.so \
+            $(SLURM_PLUGIN_DIR)/gputopo.so $(PREFIX)/libexec/gputopo-healthcheck.sh \
+            $(foreach m,$(wildcard man/*.[158]),$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SLURM_PLUGIN_DIR) \
-	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man8 \
-	    $(DESTDIR)/etc/slurm/plugstack.conf.d
-	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/gputopo
-	$(if $(wildcard $(LAUNCHER)),install -m 0755 $(LAUNCHER) $(DESTDIR)$(PREFIX)/bin/gputopo-launch)
-	$(if $(wildcard $(LAUNCH_TOPO)),install -D -m 0755 $(LAUNCH_TOPO) $(DESTDIR)$(PREFIX)/lib/gputopo/gputopo-launch-topology.so)
-	$(if $(wildcard $(PLUGIN)),install -m 0755 $(PLUGIN) $(DESTDIR)$(SLURM_PLUGIN_DIR)/gputopo.so)
-	for m in $(wildcard man/*.1); do install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/; done
-	for m in $(wildcard man/*.5); do install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man5/; done
-	for m in $(wildcard man/*.8); do install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man8/; done
+	install -D -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/gputopo
+	install -D -m 0755 $(LAUNCHER) $(DESTDIR)$(PREFIX)/bin/gputopo-launch
+	install -D -m 0644 $(LAUNCH_TOPO) $(DESTDIR)$(PREFIX)/lib/gputopo/gputopo-launch-topology.so
+	install -D -m 0644 $(PLUGIN) $(DESTDIR)$(SLURM_PLUGIN_DIR)/gputopo.so
+	for m in $(wildcard man/*.[158]); do \
+	    install -D -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m#man/}; done
 	install -D -m 0755 etc/gputopo-healthcheck.sh $(DESTDIR)$(PREFIX)/libexec/gputopo-healthcheck.sh
-	$(if $(wildcard etc/plugstack.conf.d/gputopo.conf),sed 's|@PLUGIN@|$(SLURM_PLUGIN_DIR)/gputopo.so|' etc/plugstack.conf.d/gputopo.conf > $(DESTDIR)/etc/slurm/plugstack.conf.d/gputopo.conf)
+	@mkdir -p $(BUILD)
+	sed 's|@PLUGIN@|$(SLURM_PLUGIN_DIR)/gputopo.so|' etc/plugstack.conf.d/gputopo.conf > $(BUILD)/plugstack-gputopo.conf
+	@conf=$(DESTDIR)$(PLUGSTACK_CONF); \
+	if [ -e $$conf ] && ! cmp -s $(BUILD)/plugstack-gputopo.conf $$conf; then \
+	    install -m 0644 $(BUILD)/plugstack-gputopo.conf $$conf.dist; \
+	    echo "gputopo: kept $$conf (yours); the new one is $$conf.dist"; \
+	else install -D -m 0644 $(BUILD)/plugstack-gputopo.conf $$conf; fi
+
+# Removes what install put there; the plugstack snippet only when it is still the one
+# install wrote (else it is the admin's: kept, with a message).
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED)) $(DESTDIR)$(PLUGSTACK_CONF).dist
+	-rmdir $(DESTDIR)$(PREFIX)/lib/gputopo 2>/dev/null
+	@conf=$(DESTDIR)$(PLUGSTACK_CONF); [ -e $$conf ] || exit 0; \
+	sed 's|@PLUGIN@|$(SLURM_PLUGIN_DIR)/gputopo.so|' etc/plugstack.conf.d/gputopo.conf | cmp -s - $$conf && rm -f $$conf || \
+	    echo "gputopo: kept $$conf (changed by you)"
+
+# Packages for the Slurm release the plugin is built against (packaging/README).
+deb: all
+	bash packaging/deb.sh $(BUILD) $(VERSION) $(SLURM_MAJOR)
+rpm: all
+	bash packaging/rpm.sh $(BUILD) $(VERSION) $(SLURM_MAJOR)
 
 clean:
 	rm -rf build build-san

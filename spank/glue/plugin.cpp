@@ -15,6 +15,7 @@ extern "C" {
 #include "spank/glue/state.hpp"
 #include "spank/topology_cache.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/version.hpp"
 
 // SPANK_PLUGIN() gives these internal linkage in C++; define them by hand.
 extern "C" {
@@ -35,12 +36,22 @@ const char* const kOptionName = "gpu-topo";
 
 namespace {
 
+// "gputopo 0.2.0, built for Slurm 22.05.8": Slurm loads the plugin only into the
+// release (major.minor) it was built for.
+std::string identity() {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "gputopo %s, built for Slurm %u.%02u.%u", kVersion,
+                  SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER), SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER),
+                  SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER));
+    return buf;
+}
+
 int option_callback(int, const char* optarg, int remote) {
     PluginState& st = state();
     try {
         Options o = parse_gpu_topo(optarg ? optarg : "");
         if (o.help && !remote) {
-            std::fputs(help_text().c_str(), stderr);
+            std::fprintf(stderr, "%s\n%s", identity().c_str(), help_text().c_str());
             return -1;
         }
         if (!remote && o.strict && !st.config_ok) {
@@ -91,6 +102,7 @@ using namespace gputopo::spank;
 
 extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
     try {
+        slurm_debug("%s", identity().c_str());
         PluginState& st = state();
         std::vector<std::string> args;
         for (int i = 0; i < ac; ++i) args.emplace_back(av[i] ? av[i] : "");
