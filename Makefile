@@ -79,14 +79,18 @@ SPANK_CORE_SRC  := $(wildcard spank/*.cpp)
 SPANK_GLUE_SRC  := $(wildcard spank/glue/*.cpp)
 LAUNCH_MAIN_SRC := $(wildcard launcher/main.cpp)
 LAUNCH_CORE_SRC := $(filter-out launcher/main.cpp,$(wildcard launcher/*.cpp))
-# launcher/topology/*.cpp -> gputopo-launch-topology.so (the topology readers, dlopen'ed by the
-# launcher only when it binds a task itself, so gputopo-launch does not load hwloc/libxml2/ICU)
-LAUNCH_TOPO_SRC := $(wildcard launcher/topology/*.cpp)
+obj = $(patsubst %.cpp,$(BUILD)/obj/%.o,$(1))
+
+# readers/module.cpp -> gputopo-readers.so: the readers that need hwloc/libxml2/ICU; the plugin
+# and the launcher link readers/proxy.cpp instead, which dlopen's the module when first needed
+# (readers/readers.hpp). READERS_DIR: where install puts it (the proxy's last fallback).
+READERS_MOD   := readers/module.cpp
+READERS_PROXY := $(call obj,readers/proxy.cpp)
+READERS_DIR   ?= $(PREFIX)/lib/gputopo
 UNIT_SRC        := $(wildcard tests/unit/*.cpp)
 FAKE_NVML_SRC   := $(wildcard tests/fakes/nvml/*.cpp)
 BENCH_SRC       := $(wildcard bench/*.cpp)
 
-obj = $(patsubst %.cpp,$(BUILD)/obj/%.o,$(1))
 
 LIB       := $(BUILD)/libgputopo.a
 SPANK_LIB := $(BUILD)/libgputopo-spank.a
@@ -101,8 +105,8 @@ BENCHES   := $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(BENCH_SRC))
 
 TARGETS := $(LIB) $(if $(CLI_SRC),$(CLI)) $(if $(SPANK_GLUE_SRC),$(PLUGIN)) \
            $(if $(LAUNCH_MAIN_SRC),$(LAUNCHER)) $(if $(FAKE_NVML_SRC),$(FAKE_NVML))
-LAUNCH_TOPO := $(BUILD)/gputopo-launch-topology.so
-TARGETS += $(if $(LAUNCH_TOPO_SRC),$(LAUNCH_TOPO))
+READERS   := $(BUILD)/gputopo-readers.so
+TARGETS += $(READERS)
 
 .PHONY: all check check-unit check-cluster demo bench install uninstall deb rpm deps clean unit-tests
 all: $(TARGETS)
@@ -131,21 +135,31 @@ $(CLI): $(call obj,$(CLI_SRC)) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The plugin exports only plugin_*, slurm_spank_* and spank_options.
-$(PLUGIN): $(call obj,$(SPANK_GLUE_SRC)) $(SPANK_LIB) $(STEP_LIB) $(LIB) spank/exports.map
+# The plugin and the launcher link the readers' proxy before libgputopo.a, so the readers'
+# objects (and hwloc, libxml2, ICU) stay out of them: tests/cluster/t_plugin_install.sh checks ldd.
+$(PLUGIN): $(call obj,$(SPANK_GLUE_SRC)) $(READERS_PROXY) $(SPANK_LIB) $(STEP_LIB) $(LIB) spank/exports.map
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -Wl,--version-script=spank/exports.map \
-	    -o $@ $(call obj,$(SPANK_GLUE_SRC)) $(SPANK_LIB) $(STEP_LIB) $(LIB) $(LDLIBS)
+	    -o $@ $(call obj,$(SPANK_GLUE_SRC)) $(READERS_PROXY) $(SPANK_LIB) $(STEP_LIB) $(LIB) -ldl -lpthread
 
-$(LAUNCHER): $(call obj,$(LAUNCH_MAIN_SRC)) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
-	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(LAUNCHER): $(call obj,$(LAUNCH_MAIN_SRC)) $(READERS_PROXY) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ -ldl -lpthread
 
-$(LAUNCH_TOPO): $(call obj,$(LAUNCH_TOPO_SRC)) $(LIB)
-	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
+$(READERS): $(call obj,$(READERS_MOD)) $(LIB) readers/module.map
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -Wl,--version-script=readers/module.map \
+	    -o $@ $(call obj,$(READERS_MOD)) $(LIB) $(LDLIBS)
+
+# The proxy's compiled-in READERS_DIR: rebuilt when it changes (make deb/rpm use PREFIX=/usr).
+$(BUILD)/readers-dir.stamp: FORCE
+	@mkdir -p $(dir $@); echo '$(READERS_DIR)' | cmp -s - $@ || echo '$(READERS_DIR)' > $@
+$(READERS_PROXY): $(BUILD)/readers-dir.stamp
+$(READERS_PROXY): CPPFLAGS += -DGPUTOPO_READERS_DIR='"$(READERS_DIR)"'
+.PHONY: FORCE
 
 $(FAKE_NVML): $(call obj,$(FAKE_NVML_SRC)) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $^ $(LDLIBS)
 
-$(UNIT): $(call obj,$(UNIT_SRC)) $(call obj,$(LAUNCH_TOPO_SRC)) $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
+$(UNIT): $(call obj,$(UNIT_SRC)) $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
@@ -191,14 +205,14 @@ bench: all $(BENCHES)
 # goes beside it as .dist.
 PLUGSTACK_CONF ?= /etc/slurm/plugstack.conf.d/gputopo.conf
 # Everything install puts under $(DESTDIR), relative to it (uninstall removes these).
-INSTALLED = $(PREFIX)/bin/gputopo $(PREFIX)/bin/gputopo-launch $(PREFIX)/lib/gputopo/gputopo-launch-topology.so \
+INSTALLED = $(PREFIX)/bin/gputopo $(PREFIX)/bin/gputopo-launch $(READERS_DIR)/gputopo-readers.so \
             $(SLURM_PLUGIN_DIR)/gputopo.so $(PREFIX)/libexec/gputopo-healthcheck.sh \
             $(foreach m,$(wildcard man/*.[158]),$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 
 install: all
 	install -D -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/gputopo
 	install -D -m 0755 $(LAUNCHER) $(DESTDIR)$(PREFIX)/bin/gputopo-launch
-	install -D -m 0644 $(LAUNCH_TOPO) $(DESTDIR)$(PREFIX)/lib/gputopo/gputopo-launch-topology.so
+	install -D -m 0644 $(READERS) $(DESTDIR)$(READERS_DIR)/gputopo-readers.so
 	install -D -m 0644 $(PLUGIN) $(DESTDIR)$(SLURM_PLUGIN_DIR)/gputopo.so
 	for m in $(wildcard man/*.[158]); do \
 	    install -D -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m#man/}; done
@@ -215,12 +229,13 @@ install: all
 # install wrote (else it is the admin's: kept, with a message).
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED)) $(DESTDIR)$(PLUGSTACK_CONF).dist
-	-rmdir $(DESTDIR)$(PREFIX)/lib/gputopo 2>/dev/null
+	-rmdir $(DESTDIR)$(READERS_DIR) 2>/dev/null
 	@conf=$(DESTDIR)$(PLUGSTACK_CONF); [ -e $$conf ] || exit 0; \
 	sed 's|@PLUGIN@|$(SLURM_PLUGIN_DIR)/gputopo.so|' etc/plugstack.conf.d/gputopo.conf | cmp -s - $$conf && rm -f $$conf || \
 	    echo "gputopo: kept $$conf (changed by you)"
 
-# Packages for the Slurm release the plugin is built against (packaging/README).
+# Packages for the Slurm release the plugin is built against (packaging/), installed in /usr.
+deb rpm: PREFIX = /usr
 deb: all
 	bash packaging/deb.sh $(BUILD) $(VERSION) $(SLURM_MAJOR)
 rpm: all

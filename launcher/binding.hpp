@@ -49,11 +49,9 @@ bool host_cpus_contain(const CpuSet& cpus);
 BindingOutcome binding_for(const Node& node, const BindingInputs& in, const std::string& gpu_topo,
                            const std::optional<CpuSet>& usable_cpus);
 
-// The node from `path` ("" = this machine) through the topology module
-// (launcher/topology/, gputopo-launch-topology.so next to the launcher or in
-// ../lib/gputopo/, or $GPUTOPO_LAUNCH_TOPOLOGY_MODULE). Throws TopologyError.
+// The node from `path` ("" = this machine). In gputopo-launch the readers are
+// gputopo-readers.so, loaded only here (readers/readers.hpp). Throws TopologyError.
 Node load_node(const std::string& path);
-std::string topology_module_path();
 
 // Everything: reads the topology (file or live), never throws.
 BindingOutcome compute_binding(const Options& o, const Getenv& getenv_fn);

@@ -8,6 +8,10 @@
 //   cache=DIR             where live discovery is cached (see topology_cache.hpp)
 //   islands=PATH          gputopo.conf: islands across nodes for --gpu-topo=island
 //                         (topo/fabric/island_sources.hpp, man gputopo.conf(5))
+//   readers=PATH          the topology readers module (default: found from the
+//                         plugin's own path, readers/readers.hpp)
+//   wrap=PATH             Slurm 23.11+: start every task of a --gpu-topo step as
+//                         `PATH -- COMMAND...` (PATH: gputopo-launch)
 // Paths must be absolute: they are the only files opened as root, and they come
 // from the administrator, never from a user.
 #pragma once
@@ -24,6 +28,8 @@ struct PluginConfig {
     std::string topology;      // topology= (pattern, unexpanded)
     std::string cache_dir;     // cache=
     std::string islands;       // islands= (gputopo.conf path)
+    std::string readers;       // readers= (gputopo-readers.so path)
+    std::string wrap;          // wrap= (gputopo-launch path)
 };
 
 // argv as Slurm passes it (the words after the plugin path).

@@ -12,6 +12,7 @@ extern "C" {
 #include <cstring>
 #include <exception>
 
+#include "readers/readers.hpp"
 #include "spank/glue/state.hpp"
 #include "spank/topology_cache.hpp"
 #include "topo/core/errors.hpp"
@@ -38,13 +39,14 @@ namespace {
 
 // "gputopo 0.2.0, built for Slurm 22.05.8": Slurm loads the plugin only into the
 // release (major.minor) it was built for.
-std::string identity() {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "gputopo %s, built for Slurm %u.%02u.%u", kVersion,
-                  SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER), SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER),
-                  SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER));
+std::string slurm_release() {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%u.%02u.%u", SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
+                  SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER), SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER));
     return buf;
 }
+
+std::string identity() { return std::string("gputopo ") + kVersion + ", built for Slurm " + slurm_release(); }
 
 int option_callback(int, const char* optarg, int remote) {
     PluginState& st = state();
@@ -108,6 +110,10 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
         for (int i = 0; i < ac; ++i) args.emplace_back(av[i] ? av[i] : "");
         try {
             st.config = parse_plugstack_args(args);
+            if (!st.config.wrap.empty() && !wrap_supported())
+                throw gputopo::ParseError("gputopo: plugstack.conf: wrap= needs Slurm 23.11 or later (built for " +
+                                 slurm_release() + ")");
+            gputopo::readers::set_readers_module(st.config.readers);
             st.config_ok = true;
         } catch (const std::exception& e) {
             st.config_ok = false;

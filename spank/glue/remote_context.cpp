@@ -237,6 +237,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
         if (!st.planned && st.problem.empty()) return 0;  // inactive
         int task = 0;
         if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS) task = 0;
+        wrap_task(sp, task);
         const bool strict = st.effective.strict;
         if (!st.planned) {
             if (task == 0) {

@@ -53,6 +53,11 @@ int register_option(spank_t sp);
 // Reads `name` from the job's environment (remote context).
 std::optional<std::string> job_getenv(spank_t sp, const char* name);
 
+// wrap= (wrap.cpp): whether this build can prepend to a task's argv (Slurm 23.11+),
+// and doing it for one task of an active step (slurm_spank_task_init).
+bool wrap_supported();
+void wrap_task(spank_t sp, int task);
+
 // slurm_spank_init_post_opt, per context (local_context.cpp, remote_context.cpp).
 int local_init_post_opt(spank_t sp, int ac, char** av);
 int remote_init_post_opt(spank_t sp, int ac, char** av);

@@ -2,7 +2,7 @@
 # Builds and tests gputopo against another Slurm release, on real daemons, in a
 # Debian root made with debootstrap.
 #
-#   tests/release/run.sh SUITE [full|deb] [TESTS...]
+#   tests/release/run.sh SUITE [full|deb|full,deb] [TESTS...]
 #     SUITE  trixie (Debian 13, Slurm 24.11) or forky (Debian testing, Slurm 26.05)
 #     full   (default) build, then the cluster tests (tests/run_tests.sh --cluster-only) on a
 #            local cluster inside the root; only TESTS (t_*.sh names) when given, e.g.
@@ -21,7 +21,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-suite=${1:?usage: tests/release/run.sh SUITE [full|deb] [TESTS...]}
+suite=${1:?usage: tests/release/run.sh SUITE [full|deb|full,deb] [TESTS...]}
 what=${2:-full}
 shift $(( $# >= 2 ? 2 : $# ))
 tests="$*"
@@ -37,7 +37,9 @@ tarball=$cache/debian-$suite-$key.tar
 t0=$(date +%s)
 stamp() { echo "# release $suite: $1 ($(( $(date +%s) - t0 ))s)"; }
 
-case "$what" in full|deb) ;; *) echo "tests/release/run.sh: unknown mode '$what' (expected full or deb)" >&2; exit 2 ;; esac
+for m in ${what//,/ }; do
+    case "$m" in full|deb) ;; *) echo "tests/release/run.sh: unknown mode '$m' (expected full, deb or full,deb)" >&2; exit 2 ;; esac
+done
 [ "$(id -u)" = 0 ] || { echo "tests/release/run.sh: needs root (debootstrap, chroot, mount)" >&2; exit 1; }
 for b in debootstrap unshare chroot tar; do
     command -v "$b" >/dev/null || { echo "tests/release/run.sh: '$b' is missing (apt-get install debootstrap util-linux)" >&2; exit 1; }
@@ -115,7 +117,7 @@ else
     stamp "debootstrap $suite"
     cp /etc/resolv.conf "$root/etc/resolv.conf"
     # shellcheck disable=SC2086
-    in_root "apt-get update -qq && apt-get install -y -qq --no-install-recommends $(echo $packages) >/dev/null" ||
+    in_root "apt-get -o Acquire::Check-Valid-Until=false update -qq && apt-get install -y -qq --no-install-recommends $(echo $packages) >/dev/null" ||
         { echo "tests/release/run.sh: apt-get install in the $suite root failed" >&2; exit 1; }
     in_root "apt-get clean; rm -rf /var/lib/apt/lists/*"
     stamp "packages installed"
@@ -133,16 +135,16 @@ mkdir -p "$root/src"
 in_root "cd /src && make -j2 all > /tmp/build.log 2>&1 || { tail -n 30 /tmp/build.log; exit 1; }; grep -m1 'building against Slurm' /tmp/build.log || true"
 stamp "built"
 
-case "$what" in
-full)
-    if [ -n "$tests" ]; then
-        in_root "cd /src && GPUTOPO_CLUSTER_TESTS='$tests' bash tests/run_tests.sh --build build --cluster-only"
-    else
-        in_root "cd /src && bash tests/run_tests.sh --build build --cluster-only"
-    fi
-    ;;
-deb)
-    in_root "cd /src && bash tests/release/deb_check.sh"
-    ;;
-esac
-stamp "$what passed"
+status=0
+for m in ${what//,/ }; do
+    case "$m" in
+    full)
+        in_root "cd /src && GPUTOPO_CLUSTER_TESTS='$tests' bash tests/run_tests.sh --build build --cluster-only" || status=1
+        ;;
+    deb)
+        in_root "cd /src && bash tests/release/deb_check.sh" || status=1
+        ;;
+    esac
+    stamp "$m: exit $status"
+done
+exit $status
