@@ -30,4 +30,12 @@ rpmbuild -bb --quiet --define "_topdir $top" --define "_rpmdir $out" --define "_
 rpm=$out/gputopo-$version-1.slurm$major.$(rpm --eval '%{_arch}').rpm
 echo "gputopo: built $rpm (Slurm $major)"
 rpm -qp --requires "$rpm" | grep -E '^slurm'
-rpm -qlp "$rpm"
+list=$(rpm -qlp "$rpm")
+echo "$list"
+for f in /usr/bin/gputopo /usr/bin/gputopo-launch /usr/lib/gputopo/gputopo-readers.so "$plugdir/gputopo.so" \
+         /usr/share/gputopo/plugstack.conf /usr/share/man/man8/gputopo.8.gz /usr/share/doc/gputopo/LICENSE \
+         /usr/share/doc/gputopo/examples/job_submit.lua; do
+    grep -qxF "$f" <<< "$list" || { echo "packaging/rpm.sh: $f is not in $rpm" >&2; exit 1; }
+done
+[ "$(rpm -qp --requires "$rpm" | grep -cE "^slurm (>= $major|< $(slurm_next_major "$major"))$")" = 2 ] ||
+    { echo "packaging/rpm.sh: $rpm does not require slurm >= $major, < $(slurm_next_major "$major")" >&2; exit 1; }

@@ -24,6 +24,12 @@ extern const char plugin_name[] = "gputopo";
 extern const char plugin_type[] = "spank";
 extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
 extern const unsigned int spank_plugin_version = 1;
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+// Slurm 25.05+: were slurm_spank_init ever to fail (it returns 0 on every path), the
+// job fails, never the node: gputopo never drains a node.
+extern int slurm_spank_init_failure_mode;
+int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+#endif
 }
 
 namespace gputopo::spank {
