@@ -22,6 +22,21 @@ mod=$(ldd "$CLUSTER_BUILD/gputopo-readers.so" | grep -cE 'libhwloc|libxml2')
 [ -z "$heavy" ] && [ "$mod" = 2 ]
 result "ldd: gputopo.so and gputopo-launch link none of hwloc, libxml2, ICU; gputopo-readers.so does" $? "$heavy (module: $mod)"
 
+# At run time: a slurmstepd that reads a fresh cache= snapshot does not load the readers (nor
+# libxml2, ICU); the one that first reads the XML does (each task prints what its slurmstepd
+# has mapped). Not hwloc: Debian's slurmstepd links it itself.
+plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml cache=$CLUSTER_DIR/cache-install"
+mkdir -p "$CLUSTER_DIR/cache-install"
+maps() {
+    timeout 60 srun -w n3 -N1 -n1 --gpus-per-task=1 --gpu-topo=closest \
+        bash -c 'echo "M $GPUTOPO_GPUS $(grep -cE "libxml2|libicu|gputopo-readers" /proc/$PPID/maps)"' 2>&1
+}
+first=$(maps)
+second=$(maps)
+echo "$first" | grep -qE '^M [0-9]+ [1-9]' && echo "$second" | grep -qE '^M [0-9]+ 0$'
+result "slurmstepd maps gputopo-readers.so, libxml2, ICU only to read the XML once; with a fresh snapshot none" $? "first: $first second: $second"
+plugstack_default
+
 dest=$CLUSTER_DIR/tmp/destdir
 # -o all: install what is built, do not rebuild.
 make -s -C "$CLUSTER_SRC" -o all install BUILD="$CLUSTER_BUILD" DESTDIR="$dest" PREFIX=/usr/local > "$dest.log" 2>&1
