@@ -50,11 +50,8 @@ root=$work/root
 
 # Processes whose root directory is inside $root (daemons started in the chroot).
 root_pids() {
-    local p r
-    for p in /proc/[0-9]*; do
-        r=$(readlink "$p/root" 2>/dev/null) || continue
-        case "$r" in "$root"|"$root"/*) echo "${p#/proc/}" ;; esac
-    done
+    find /proc/[0-9]*/root -maxdepth 0 \( -lname "$root" -o -lname "$root/*" \) -printf '%h\n' 2>/dev/null |
+        sed 's|^/proc/||'
 }
 
 kill_root_pids() {
@@ -70,7 +67,10 @@ kill_root_pids() {
 
 cleanup() {
     local rc=$?
+    set +e   # every step of the cleanup runs
     trap - EXIT INT TERM
+    # A command still running outside the root (tar, debootstrap) ends first.
+    if [ -n "$_bg" ] && kill -0 "$_bg" 2>/dev/null; then kill "$_bg" 2>/dev/null; wait "$_bg" 2>/dev/null; fi
     kill_root_pids
     # The mounts live in the private namespace of the `unshare` below and are gone with it;
     # this is the safety net for a namespace some process still holds.
@@ -85,11 +85,20 @@ cleanup() {
     stamp "done, exit $rc"
     exit "$rc"
 }
+_bg=""   # the command bg_wait runs
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# A command inside the root, in a private mount namespace with /proc, /sys and /dev.
-in_root() {
+# A command inside the root, in a private mount namespace with /proc, /sys and /dev. Run in
+# the background and waited for, so that INT/TERM run the cleanup at once (bash runs a trap
+# only after a foreground command ends).
+in_root() { bg_wait _in_root "$@"; }
+bg_wait() {
+    "$@" &
+    _bg=$!
+    wait $_bg
+}
+_in_root() {
     unshare -m --propagation private -- /bin/bash -c '
         set -e
         r=$1; shift
@@ -103,7 +112,7 @@ in_root() {
 # 1. The root: from the cache, else debootstrap + apt-get (the cold path CI takes).
 mkdir -p "$root"
 if [ -f "$tarball" ]; then
-    tar -C "$root" -xf "$tarball"
+    bg_wait tar -C "$root" -xf "$tarball"
     stamp "root unpacked from $tarball"
 else
     mkdir -p "$cache"
@@ -111,7 +120,7 @@ else
     # bookworm uses sid's.
     script=/usr/share/debootstrap/scripts/$suite
     [ -e "$script" ] || script=/usr/share/debootstrap/scripts/sid
-    unshare -m --propagation private -- debootstrap --variant=minbase "$suite" "$root" "$mirror" "$script" \
+    bg_wait unshare -m --propagation private -- debootstrap --variant=minbase "$suite" "$root" "$mirror" "$script" \
         > "$work/debootstrap.log" 2>&1 ||
         { tail -n 20 "$work/debootstrap.log" >&2; exit 1; }
     stamp "debootstrap $suite"
@@ -121,7 +130,7 @@ else
         { echo "tests/release/run.sh: apt-get install in the $suite root failed" >&2; exit 1; }
     in_root "apt-get clean; rm -rf /var/lib/apt/lists/*"
     stamp "packages installed"
-    tar -C "$root" -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
+    bg_wait tar -C "$root" -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
     stamp "root cached as $tarball"
 fi
 release=$(in_root "dpkg-query -W -f '\${Version}' libslurm-dev")
@@ -129,7 +138,8 @@ echo "# release $suite: Slurm $release"
 
 # 2. The source tree (without build outputs), at /src in the root.
 mkdir -p "$root/src"
-(cd "$src" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -C "$root/src" -xf -
+copy_source() { (cd "$src" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -C "$root/src" -xf -; }
+bg_wait copy_source
 
 # 3. Build; then what was asked.
 in_root "cd /src && make -j2 all > /tmp/build.log 2>&1 || { tail -n 30 /tmp/build.log; exit 1; }; grep -m1 'building against Slurm' /tmp/build.log || true"
