@@ -147,14 +147,16 @@ stamp "built"
 
 status=0
 for m in ${what//,/ }; do
+    rc=0
     case "$m" in
     full)
-        in_root "cd /src && GPUTOPO_CLUSTER_TESTS='$tests' bash tests/run_tests.sh --build build --cluster-only" || status=1
+        in_root "cd /src && GPUTOPO_CLUSTER_TESTS='$tests' bash tests/run_tests.sh --build build --cluster-only" || rc=1
         ;;
     deb)
-        in_root "cd /src && bash tests/release/deb_check.sh" || status=1
+        in_root "cd /src && bash tests/release/deb_check.sh" || rc=1
         ;;
     esac
-    stamp "$m: exit $status"
+    stamp "$m: exit $rc"
+    [ "$rc" -eq 0 ] || status=1
 done
 exit $status
