@@ -11,10 +11,11 @@ extern "C" {
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <vector>
 
 #include "readers/readers.hpp"
 #include "spank/glue/state.hpp"
-#include "spank/topology_cache.hpp"
+#include "spank/job_env.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/core/version.hpp"
 
@@ -34,8 +35,8 @@ int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
 
 namespace gputopo::spank {
 
-PluginState& state() {
-    static PluginState s;
+SharedConfig& shared() {
+    static SharedConfig s;
     return s;
 }
 
@@ -55,11 +56,11 @@ std::string slurm_release() {
 std::string identity() { return std::string("gputopo ") + kVersion + ", built for Slurm " + slurm_release(); }
 
 int option_callback(int, const char* optarg, int remote) {
-    PluginState& st = state();
+    SharedConfig& st = shared();
     try {
-        Options o = parse_gpu_topo(optarg ? optarg : "");
+        step::Options o = step::parse_gpu_topo(optarg ? optarg : "");
         if (o.help && !remote) {
-            std::fprintf(stderr, "%s\n%s", identity().c_str(), help_text().c_str());
+            std::fprintf(stderr, "%s\n%s", identity().c_str(), step::help_text().c_str());
             return -1;
         }
         if (!remote && o.strict && !st.config_ok) {
@@ -71,7 +72,7 @@ int option_callback(int, const char* optarg, int remote) {
         return 0;
     } catch (const std::exception& e) {
         st.user_option_error = e.what();
-        if (!remote) std::fprintf(stderr, "%s\n", e.what());
+        if (!remote) std::fprintf(stderr, "gputopo: %s\n", e.what());
         return remote ? 0 : -1;
     } catch (...) {
         return -1;
@@ -82,7 +83,7 @@ char option_name[] = "gpu-topo";
 char option_arginfo[] = "MODE[,FLAG...]";
 char option_usage[] =
     "Bind each task to its GPUs, nearest NIC, CPUs and memory. MODE: none, closest, island; "
-    "FLAGs: verbose, strict, isolate, share, help";
+    "FLAGs: verbose, strict, isolate, share, membind, help";
 
 }  // namespace
 
@@ -99,9 +100,11 @@ int register_option(spank_t sp) {
 }
 
 std::optional<std::string> job_getenv(spank_t sp, const char* name) {
-    char buf[4096];
-    if (spank_getenv(sp, name, buf, sizeof buf) != ESPANK_SUCCESS) return std::nullopt;
-    return std::string(buf);
+    return read_env_value(name, [&](char* buf, size_t len) {
+        const int rc = spank_getenv(sp, name, buf, static_cast<int>(len));
+        if (rc == ESPANK_SUCCESS) return EnvRead::Ok;
+        return rc == ESPANK_NOSPACE ? EnvRead::TooSmall : EnvRead::Missing;
+    });
 }
 
 }  // namespace gputopo::spank
@@ -111,35 +114,26 @@ using namespace gputopo::spank;
 extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
     try {
         slurm_debug("%s", identity().c_str());
-        PluginState& st = state();
+        SharedConfig& st = shared();
         std::vector<std::string> args;
         for (int i = 0; i < ac; ++i) args.emplace_back(av[i] ? av[i] : "");
         try {
             st.config = parse_plugstack_args(args);
             if (!st.config.wrap.empty() && !wrap_supported())
-                throw gputopo::ParseError("gputopo: plugstack.conf: wrap= needs Slurm 23.11 or later (built for " +
+                throw gputopo::ParseError("plugstack.conf: wrap= needs Slurm 23.11 or later (built for " +
                                  slurm_release() + ")");
             gputopo::readers::set_readers_module(st.config.readers);
             st.config_ok = true;
         } catch (const std::exception& e) {
             st.config_ok = false;
             st.config_error = e.what();
-            slurm_error("%s; gputopo stays inactive", e.what());
+            slurm_error("gputopo: %s; gputopo stays inactive", e.what());
         }
         spank_context_t ctx = spank_context();
         if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR || ctx == S_CTX_REMOTE) {
             if (register_option(sp) != 0) slurm_error("gputopo: cannot register --%s", kOptionName);
         }
-        // slurmd start: discover once per node when a cache is configured.
-        if (ctx == S_CTX_SLURMD && st.config_ok && !st.config.cache_dir.empty() && st.config.topology.empty()) {
-            char host[256] = {0};
-            gethostname(host, sizeof host - 1);
-            try {
-                if (!cache_fresh(st.config.cache_dir, host, current_stamp())) refresh_cache(st.config.cache_dir, host);
-            } catch (const std::exception& e) {
-                slurm_error("%s", e.what());
-            }
-        }
+        if (ctx == S_CTX_SLURMD) slurmd_init();  // slurmd_context.cpp
         return 0;
     } catch (...) {
         return 0;

@@ -21,17 +21,18 @@ bool wrap_supported() {
 #endif
 }
 
-void wrap_task(spank_t sp, int task) {
-    const PluginState& st = state();
-    if (st.config.wrap.empty() || !wrap_supported()) return;
+void wrap_task(spank_t sp, int task, const std::string& node_name) {
+    const PluginConfig& c = shared().config;
+    if (c.wrap.empty() || !wrap_supported()) return;
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
-    const char* argv[] = {st.config.wrap.c_str(), "--"};
+    const char* argv[] = {c.wrap.c_str(), "--"};
     if (spank_prepend_task_argv(sp, 2, argv) != ESPANK_SUCCESS && task == 0)
         std::fprintf(stderr, "gputopo: %s: cannot start the tasks under %s; they run as given\n",
-                     st.node_name.c_str(), st.config.wrap.c_str());
+                     node_name.c_str(), c.wrap.c_str());
 #else
     (void)sp;
     (void)task;
+    (void)node_name;
 #endif
 }
 
