@@ -9,7 +9,8 @@
 #   make golden     rewrite tests/fixtures/expected/ (the expected plans) from the planner
 #   make fuzz       libFuzzer targets under fuzz/ (clang, ASan+UBSan) in build-fuzz/;
 #                   make fuzz-run [FUZZ_SECONDS=25] runs each on its seed corpus
-#   make install [PREFIX=/usr/local] [DESTDIR=]
+#   make install [PREFIX=/usr/local] [DESTDIR=]   make uninstall (same variables)
+#   make deb / make rpm   a package for the Slurm release found (packaging/)
 #
 # Sources are found by directory:
 #   topo/*/*.cpp      -> libgputopo.a (core model, sources, planner, fabric, output; no Slurm)
@@ -60,6 +61,24 @@ CPPFLAGS += -I. $(PKG_CFLAGS) -DGPUTOPO_SOURCE_DIR='"$(CURDIR)"'
 LDFLAGS  += -Wl,-z,relro -Wl,-z,now -Wl,--as-needed $(SANLD)
 LDLIBS   += $(PKG_LIBS) -ldl -lpthread
 
+# The Slurm release the plugin is built for: the headers at $(SLURM_INCLUDE)/slurm/
+# (SLURM_INCLUDE=DIR, else `pkg-config slurm`, else /usr/include). Slurm loads a SPANK
+# plugin only when its major.minor matches the plugin's: build once per release.
+SLURM_INCLUDE ?= $(or $(shell pkg-config --variable=includedir slurm 2>/dev/null),/usr/include)
+SLURM_VERSION_H := $(SLURM_INCLUDE)/slurm/slurm_version.h
+SLURM_VERSION_NUMBER := $(shell sed -n 's/^\#define SLURM_VERSION_NUMBER *\(0x[0-9a-fA-F]*\).*/\1/p' $(SLURM_VERSION_H) 2>/dev/null)
+# 22.05.8, and its major 22.05 (what packages are named and pinned after).
+SLURM_RELEASE := $(if $(SLURM_VERSION_NUMBER),$(shell n=$(SLURM_VERSION_NUMBER); printf '%d.%02d.%d' $$((n >> 16)) $$(((n >> 8) & 255)) $$((n & 255))))
+SLURM_MAJOR   := $(basename $(SLURM_RELEASE))
+ifneq ($(SLURM_INCLUDE),/usr/include)
+  CPPFLAGS += -isystem $(SLURM_INCLUDE)
+endif
+# The one version number (topo/core/version.hpp), for packages.
+VERSION := $(shell sed -n 's/.*kVersion = "\(.*\)".*/\1/p' topo/core/version.hpp)
+ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+  $(info gputopo $(VERSION): building against Slurm $(or $(SLURM_RELEASE),(none: $(SLURM_VERSION_H) not found)))
+endif
+
 # Slurm's plugin directory, for make install.
 SLURM_PLUGIN_DIR ?= $(shell pkg-config --variable=libdir slurm 2>/dev/null | sed 's|$$|/slurm|' | grep . || \
                       (test -d /usr/lib/x86_64-linux-gnu/slurm-wlm && echo /usr/lib/x86_64-linux-gnu/slurm-wlm) || \
@@ -72,15 +91,19 @@ SPANK_CORE_SRC  := $(wildcard spank/*.cpp)
 SPANK_GLUE_SRC  := $(wildcard spank/glue/*.cpp)
 LAUNCH_MAIN_SRC := $(wildcard launcher/main.cpp)
 LAUNCH_CORE_SRC := $(filter-out launcher/main.cpp,$(wildcard launcher/*.cpp))
-# launcher/topology/*.cpp -> gputopo-launch-topology.so (the topology readers, dlopen'ed by the
-# launcher only when it binds a task itself, so gputopo-launch does not load hwloc/libxml2/ICU)
-LAUNCH_TOPO_SRC := $(wildcard launcher/topology/*.cpp)
+obj = $(patsubst %.cpp,$(BUILD)/obj/%.o,$(1))
+
+# readers/module.cpp -> gputopo-readers.so: the readers that need hwloc/libxml2/ICU; the plugin
+# and the launcher link readers/proxy.cpp instead, which dlopen's the module when first needed
+# (readers/readers.hpp). READERS_DIR: where install puts it (the proxy's last fallback).
+READERS_MOD   := readers/module.cpp
+READERS_PROXY := $(call obj,readers/proxy.cpp)
+READERS_DIR   ?= $(PREFIX)/lib/gputopo
 UNIT_SRC        := $(wildcard tests/unit/*.cpp)
 FAKE_NVML_SRC   := $(wildcard tests/fakes/nvml/*.cpp)
 BENCH_SRC       := $(wildcard bench/*.cpp)
 FUZZ_SRC        := $(wildcard fuzz/fuzz_*.cpp)
 
-obj = $(patsubst %.cpp,$(BUILD)/obj/%.o,$(1))
 
 LIB       := $(BUILD)/libgputopo.a
 SPANK_LIB := $(BUILD)/libgputopo-spank.a
@@ -96,10 +119,10 @@ FUZZERS   := $(patsubst fuzz/%.cpp,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
 TARGETS := $(LIB) $(if $(CLI_SRC),$(CLI)) $(if $(SPANK_GLUE_SRC),$(PLUGIN)) \
            $(if $(LAUNCH_MAIN_SRC),$(LAUNCHER)) $(if $(FAKE_NVML_SRC),$(FAKE_NVML))
-LAUNCH_TOPO := $(BUILD)/gputopo-launch-topology.so
-TARGETS += $(if $(LAUNCH_TOPO_SRC),$(LAUNCH_TOPO))
+READERS   := $(BUILD)/gputopo-readers.so
+TARGETS += $(READERS)
 
-.PHONY: all check check-unit check-cluster demo bench install deps clean unit-tests golden fuzz fuzz-targets fuzz-run
+.PHONY: all check check-unit check-cluster demo bench install uninstall deb rpm deps clean unit-tests golden fuzz fuzz-targets fuzz-run
 all: $(TARGETS)
 
 $(BUILD)/obj/%.o: %.cpp
@@ -126,21 +149,31 @@ $(CLI): $(call obj,$(CLI_SRC)) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The plugin exports only plugin_*, slurm_spank_* and spank_options.
-$(PLUGIN): $(call obj,$(SPANK_GLUE_SRC)) $(SPANK_LIB) $(STEP_LIB) $(LIB) spank/exports.map
+# The plugin and the launcher link the readers' proxy before libgputopo.a, so the readers'
+# objects (and hwloc, libxml2, ICU) stay out of them: tests/cluster/t_plugin_install.sh checks ldd.
+$(PLUGIN): $(call obj,$(SPANK_GLUE_SRC)) $(READERS_PROXY) $(SPANK_LIB) $(STEP_LIB) $(LIB) spank/exports.map
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -Wl,--version-script=spank/exports.map \
-	    -o $@ $(call obj,$(SPANK_GLUE_SRC)) $(SPANK_LIB) $(STEP_LIB) $(LIB) $(LDLIBS)
+	    -o $@ $(call obj,$(SPANK_GLUE_SRC)) $(READERS_PROXY) $(SPANK_LIB) $(STEP_LIB) $(LIB) -ldl -lpthread
 
-$(LAUNCHER): $(call obj,$(LAUNCH_MAIN_SRC)) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
-	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(LAUNCHER): $(call obj,$(LAUNCH_MAIN_SRC)) $(READERS_PROXY) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ -ldl -lpthread
 
-$(LAUNCH_TOPO): $(call obj,$(LAUNCH_TOPO_SRC)) $(LIB)
-	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
+$(READERS): $(call obj,$(READERS_MOD)) $(LIB) readers/module.map
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -Wl,--version-script=readers/module.map \
+	    -o $@ $(call obj,$(READERS_MOD)) $(LIB) $(LDLIBS)
+
+# The proxy's compiled-in READERS_DIR: rebuilt when it changes (make deb/rpm use PREFIX=/usr).
+$(BUILD)/readers-dir.stamp: FORCE
+	@mkdir -p $(dir $@); echo '$(READERS_DIR)' | cmp -s - $@ || echo '$(READERS_DIR)' > $@
+$(READERS_PROXY): $(BUILD)/readers-dir.stamp
+$(READERS_PROXY): CPPFLAGS += -DGPUTOPO_READERS_DIR='"$(READERS_DIR)"'
+.PHONY: FORCE
 
 $(FAKE_NVML): $(call obj,$(FAKE_NVML_SRC)) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $^ $(LDLIBS)
 
-$(UNIT): $(call obj,$(UNIT_SRC)) $(call obj,$(LAUNCH_TOPO_SRC)) $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
+$(UNIT): $(call obj,$(UNIT_SRC)) $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
@@ -168,7 +201,7 @@ fuzz-run: fuzz
 	bash fuzz/run.sh $(FUZZ_SECONDS)
 
 # Install the Debian packages the build and the tests need, when missing.
-DEPS := g++ make pkg-config libhwloc-dev hwloc libxml2-dev catch2 libibverbs-dev \
+DEPS := g++ make pkg-config libhwloc-dev hwloc libxml2-dev catch2 \
         slurmctld slurmd slurm-client libslurm-dev munge python3 procps iproute2 valgrind
 deps:
 	@missing=""; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -204,19 +237,46 @@ bench: all $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 	@for s in $(wildcard bench/*.sh); do echo "== $$s"; bash $$s $(BUILD) || exit 1; done
 
+# Where install puts the plugstack.conf.d snippet (packages: /usr/share/gputopo/plugstack.conf,
+# enabled by the admin with one symlink). An existing, different file is kept and the new one
+# goes beside it as .dist.
+PLUGSTACK_CONF ?= /etc/slurm/plugstack.conf.d/gputopo.conf
+# Everything install puts under $(DESTDIR), relative to it (uninstall removes these).
+INSTALLED = $(PREFIX)/bin/gputopo $(PREFIX)/bin/gputopo-launch $(READERS_DIR)/gputopo-readers.so \
+            $(SLURM_PLUGIN_DIR)/gputopo.so $(PREFIX)/libexec/gputopo-healthcheck.sh \
+            $(foreach m,$(wildcard man/*.[158]),$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SLURM_PLUGIN_DIR) \
-	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man8 \
-	    $(DESTDIR)/etc/slurm/plugstack.conf.d
-	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/gputopo
-	$(if $(wildcard $(LAUNCHER)),install -m 0755 $(LAUNCHER) $(DESTDIR)$(PREFIX)/bin/gputopo-launch)
-	$(if $(wildcard $(LAUNCH_TOPO)),install -D -m 0755 $(LAUNCH_TOPO) $(DESTDIR)$(PREFIX)/lib/gputopo/gputopo-launch-topology.so)
-	$(if $(wildcard $(PLUGIN)),install -m 0755 $(PLUGIN) $(DESTDIR)$(SLURM_PLUGIN_DIR)/gputopo.so)
-	for m in $(wildcard man/*.1); do install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/; done
-	for m in $(wildcard man/*.5); do install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man5/; done
-	for m in $(wildcard man/*.8); do install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man8/; done
+	install -D -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/gputopo
+	install -D -m 0755 $(LAUNCHER) $(DESTDIR)$(PREFIX)/bin/gputopo-launch
+	install -D -m 0644 $(READERS) $(DESTDIR)$(READERS_DIR)/gputopo-readers.so
+	install -D -m 0644 $(PLUGIN) $(DESTDIR)$(SLURM_PLUGIN_DIR)/gputopo.so
+	for m in $(wildcard man/*.[158]); do \
+	    install -D -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m#man/}; done
 	install -D -m 0755 etc/gputopo-healthcheck.sh $(DESTDIR)$(PREFIX)/libexec/gputopo-healthcheck.sh
-	$(if $(wildcard etc/plugstack.conf.d/gputopo.conf),sed 's|@PLUGIN@|$(SLURM_PLUGIN_DIR)/gputopo.so|' etc/plugstack.conf.d/gputopo.conf > $(DESTDIR)/etc/slurm/plugstack.conf.d/gputopo.conf)
+	@mkdir -p $(BUILD)
+	sed 's|@PLUGIN@|$(SLURM_PLUGIN_DIR)/gputopo.so|' etc/plugstack.conf.d/gputopo.conf > $(BUILD)/plugstack-gputopo.conf
+	@conf=$(DESTDIR)$(PLUGSTACK_CONF); \
+	if [ -e $$conf ] && ! cmp -s $(BUILD)/plugstack-gputopo.conf $$conf; then \
+	    install -m 0644 $(BUILD)/plugstack-gputopo.conf $$conf.dist; \
+	    echo "gputopo: kept $$conf (yours); the new one is $$conf.dist"; \
+	else install -D -m 0644 $(BUILD)/plugstack-gputopo.conf $$conf; fi
+
+# Removes what install put there; the plugstack snippet only when it is still the one
+# install wrote (else it is the admin's: kept, with a message).
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED)) $(DESTDIR)$(PLUGSTACK_CONF).dist
+	-rmdir $(DESTDIR)$(READERS_DIR) 2>/dev/null
+	@conf=$(DESTDIR)$(PLUGSTACK_CONF); [ -e $$conf ] || exit 0; \
+	sed 's|@PLUGIN@|$(SLURM_PLUGIN_DIR)/gputopo.so|' etc/plugstack.conf.d/gputopo.conf | cmp -s - $$conf && rm -f $$conf || \
+	    echo "gputopo: kept $$conf (changed by you)"
+
+# Packages for the Slurm release the plugin is built against (packaging/), installed in /usr.
+deb rpm: PREFIX = /usr
+deb: all
+	bash packaging/deb.sh $(BUILD) $(VERSION) $(SLURM_MAJOR)
+rpm: all
+	bash packaging/rpm.sh $(BUILD) $(VERSION) $(SLURM_MAJOR)
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -2,8 +2,9 @@
 # srun launch time with gputopo.so against without it, on the same local
 # cluster (tests/cluster/harness.sh), interleaved in one run:
 #   srun -N4 -n32 -O --gpus-per-node=2 [--gpu-topo=closest] true
-# "without": plugstack.conf empty; "with": the plugin with cache=DIR reading
-# each node's topology through its warm snapshot and binding every task. Prints the medians, their ratio and the
+# "without": plugstack.conf empty; "loaded": the plugin in plugstack.conf, no --gpu-topo (what
+# every job pays); "with": --gpu-topo=closest, the plugin with cache=DIR reading each node's
+# topology through its warm snapshot and binding every task. Prints the medians, both ratios and the
 # per-task time spent in the plugin (its own clock, GPUTOPO_DEBUG_TIMING=1:
 # task_init + user_init's read-and-plan shared over the node's tasks).
 #   bench/bench_srun.sh [BUILD] [REPS]      (default: build 20)
@@ -28,10 +29,12 @@ one() {  # one LABEL SRUN-ARGS... ; appends the wall time in ms to $tmp/LABEL
 with_plugin() { plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml cache=$CLUSTER_DIR/cache"; }
 plugstack_set_line ""; one warm
 with_plugin; one warm --gpu-topo=closest
+with_plugin; one warm
 for i in $(seq 1 "$reps"); do
     plugstack_set_line ""
     one without
     with_plugin
+    one loaded
     GPUTOPO_DEBUG_TIMING=1 one with --gpu-topo=closest
 done
 
@@ -40,12 +43,15 @@ import re, statistics, sys
 d, reps = sys.argv[1], int(sys.argv[2])
 w = [int(x) for x in open(d + "/with")]
 wo = [int(x) for x in open(d + "/without")]
+lo = [int(x) for x in open(d + "/loaded")]
 per_task = [float(m.group(1)) for m in re.finditer(r"plugin time ([0-9.]+) us", open(d + "/with.err").read())]
 print("srun -N4 -n32 launch, %d interleaved repetitions each (4 slurmd on one host)" % reps)
-print("  without gputopo.so: median %6.1f ms  mean %6.1f ms" % (statistics.median(wo), statistics.mean(wo)))
-print("  with    gputopo.so: median %6.1f ms  mean %6.1f ms" % (statistics.median(w), statistics.mean(w)))
-print("  ratio (with/without): median %.3f  mean %.3f   (target <= 1.02)" %
-      (statistics.median(w) / statistics.median(wo), statistics.mean(w) / statistics.mean(wo)))
+print("  without gputopo.so:                    median %6.1f ms  mean %6.1f ms" % (statistics.median(wo), statistics.mean(wo)))
+print("  gputopo.so loaded, no --gpu-topo:       median %6.1f ms  mean %6.1f ms" % (statistics.median(lo), statistics.mean(lo)))
+print("  --gpu-topo=closest, warm cache=:        median %6.1f ms  mean %6.1f ms" % (statistics.median(w), statistics.mean(w)))
+for name, v in (("loaded/without", lo), ("closest/without", w)):
+    print("  ratio %-16s median %.3f  mean %.3f   (target <= 1.02)" %
+          (name + ":", statistics.median(v) / statistics.median(wo), statistics.mean(v) / statistics.mean(wo)))
 if per_task:
     print("  plugin time per task: median %.1f us  max %.1f us over %d tasks   (target < 1000 us)" %
           (statistics.median(per_task), max(per_task), len(per_task)))

@@ -1,7 +1,7 @@
 // What the launcher reads from Slurm (launcher/slurm_ctl.cpp, requeue.cpp):
-// an `scontrol show job -o` record and the job's fields from it, a time, a
+// the job's fields from `squeue --Format=...|` output, a time, a
 // `scontrol show config` KillWait, and the Comment's exclusion record merged
-// with a node.
+// with a node (the merged record must name the node it added: finding 9).
 #include "fuzz/fuzz_common.hpp"
 #include "launcher/requeue.hpp"
 #include "launcher/slurm_ctl.hpp"
@@ -9,8 +9,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text = gputopo_fuzz::text_of(data, size);
     gputopo_fuzz::expect_clean([&] {
-        auto fields = gputopo::launch::parse_scontrol_record(text);
-        gputopo::launch::JobInfo job = gputopo::launch::job_info_from_record(fields);
+        gputopo::launch::JobInfo job = gputopo::launch::parse_squeue_job(text);
         (void)gputopo::launch::parse_exclusion_record(job.comment);
     });
     gputopo_fuzz::expect_clean([&] { (void)gputopo::launch::parse_slurm_time(text); });
@@ -18,9 +17,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     gputopo_fuzz::expect_clean([&] { (void)gputopo::launch::slurm_conf_value(text, "ProctrackType"); });
     gputopo_fuzz::expect_clean([&] {
         (void)gputopo::launch::parse_exclusion_record(text);
-        // Not yet checked: that the merged record names the node it added
-        // (issue 12 finding 9, fixed with the launcher's record reader).
-        (void)gputopo::launch::parse_exclusion_record(gputopo::launch::merge_exclusion_record(text, "n17", 60));
+        auto merged = gputopo::launch::parse_exclusion_record(gputopo::launch::merge_exclusion_record(text, "n17", 60));
+        bool named = false;
+        for (const auto& n : merged.nodes) named = named || n == "n17";
+        if (!named) __builtin_trap();
     });
     return 0;
 }

@@ -1,7 +1,5 @@
 #include "launcher/binding.hpp"
 
-#include <dlfcn.h>
-#include <limits.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -13,40 +11,12 @@
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/plan/task_env.hpp"
-#include "launcher/topology/load_node.hpp"
+#include "topo/sources/source_merge.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 namespace gputopo::launch {
 
-// Linked in (unit tests) or not (the launcher): then found with dlopen.
-extern "C" int gputopo_launch_load_node(const char*, gputopo::Node*, std::string*) __attribute__((weak));
-
-std::string topology_module_path() {
-    if (const char* e = std::getenv("GPUTOPO_LAUNCH_TOPOLOGY_MODULE"); e && *e) return e;
-    char buf[PATH_MAX] = {0};
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    std::string dir = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-    dir = dir.substr(0, dir.rfind('/'));
-    const char* kName = "gputopo-launch-topology.so";
-    for (const std::string& c : {dir + "/" + kName, dir + "/../lib/gputopo/" + kName})
-        if (access(c.c_str(), R_OK) == 0) return c;
-    return dir + "/../lib/gputopo/" + kName;
-}
-
-Node load_node(const std::string& path) {
-    using Fn = int (*)(const char*, Node*, std::string*);
-    Fn fn = gputopo_launch_load_node;
-    if (!fn) {
-        std::string module = topology_module_path();
-        void* h = dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!h) throw TopologyError("cannot load the topology module " + module + " (" + dlerror() + ")");
-        fn = reinterpret_cast<Fn>(dlsym(h, "gputopo_launch_load_node"));
-        if (!fn) throw TopologyError(module + " has no gputopo_launch_load_node");
-    }
-    Node node;
-    std::string error;
-    if (fn(path.c_str(), &node, &error) != 0) throw TopologyError(error);
-    return node;
-}
+Node load_node(const std::string& path) { return path.empty() ? discover_live() : load_topology_file(path); }
 
 namespace {
 

@@ -45,15 +45,13 @@ step::TaskAction binding_for(const Node& node, const step::Options& opt, const G
                              const std::optional<std::vector<int>>& step_gpus, const CpuSet& host_cpus,
                              const CpuSet& affinity);
 
-// The node from `path` ("" = this machine) through the topology module
-// (launcher/topology/, gputopo-launch-topology.so next to the launcher or in
-// ../lib/gputopo/, or $GPUTOPO_LAUNCH_TOPOLOGY_MODULE). Throws TopologyError.
+// The node from `path` ("" = this machine). In gputopo-launch the readers are
+// gputopo-readers.so, loaded only here (readers/readers.hpp). Throws TopologyError.
 Node load_node(const std::string& path);
-std::string topology_module_path();
 
 // The node's topology for this launcher, read at most once (the binding and
 // --nccl-topo-file share it): --topology expanded once (%n node, %h host),
-// "" = live discovery through the topology module.
+// "" = live discovery (discover_live; readers from gputopo-readers.so).
 class NodeOnce {
 public:
     NodeOnce(const std::string& pattern, const std::string& node_name, const std::string& host);

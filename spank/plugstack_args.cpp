@@ -32,6 +32,8 @@ const Key kKeys[] = {
     {"cache", [](PluginConfig& c, const std::string& v) { c.cache_dir = absolute_path("cache", v); }},
     {"islands", [](PluginConfig& c, const std::string& v) { c.islands = absolute_path("islands", v); }},
     {"nvml", [](PluginConfig& c, const std::string& v) { c.nvml_library = absolute_path("nvml", v); }},
+    {"readers", [](PluginConfig& c, const std::string& v) { c.readers = absolute_path("readers", v); }},
+    {"wrap", [](PluginConfig& c, const std::string& v) { c.wrap = absolute_path("wrap", v); }},
 };
 
 std::string key_list() {

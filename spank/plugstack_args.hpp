@@ -11,6 +11,10 @@
 //   nvml=PATH             the NVML library live discovery loads (default:
 //                         libnvidia-ml.so.1); $GPUTOPO_NVML_LIBRARY is never
 //                         read by the plugin (it would be dlopen'ed as root)
+//   readers=PATH          the topology readers module (default: found from the
+//                         plugin's own path, readers/readers.hpp)
+//   wrap=PATH             Slurm 23.11+: start every task of a --gpu-topo step as
+//                         `PATH -- COMMAND...` (PATH: gputopo-launch)
 // Paths must be absolute: they are the only files opened as root, and they come
 // from the administrator, never from a user.
 #pragma once
@@ -29,6 +33,8 @@ struct PluginConfig {
     std::string cache_dir;     // cache=
     std::string islands;       // islands= (gputopo.conf path)
     std::string nvml_library;  // nvml= ("" = libnvidia-ml.so.1)
+    std::string readers;       // readers= (gputopo-readers.so path)
+    std::string wrap;          // wrap= (gputopo-launch path)
 };
 
 // What live discovery reads on this node, as the administrator configured it.

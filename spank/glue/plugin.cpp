@@ -13,9 +13,11 @@ extern "C" {
 #include <exception>
 #include <vector>
 
+#include "readers/readers.hpp"
 #include "spank/glue/state.hpp"
 #include "spank/job_env.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/version.hpp"
 
 // SPANK_PLUGIN() gives these internal linkage in C++; define them by hand.
 extern "C" {
@@ -23,6 +25,12 @@ extern const char plugin_name[] = "gputopo";
 extern const char plugin_type[] = "spank";
 extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
 extern const unsigned int spank_plugin_version = 1;
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+// Slurm 25.05+: were slurm_spank_init ever to fail (it returns 0 on every path), the
+// job fails, never the node: gputopo never drains a node.
+extern int slurm_spank_init_failure_mode;
+int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+#endif
 }
 
 namespace gputopo::spank {
@@ -36,12 +44,23 @@ const char* const kOptionName = "gpu-topo";
 
 namespace {
 
+// "gputopo 0.2.0, built for Slurm 22.05.8": Slurm loads the plugin only into the
+// release (major.minor) it was built for.
+std::string slurm_release() {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%u.%02u.%u", SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
+                  SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER), SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER));
+    return buf;
+}
+
+std::string identity() { return std::string("gputopo ") + kVersion + ", built for Slurm " + slurm_release(); }
+
 int option_callback(int, const char* optarg, int remote) {
     SharedConfig& st = shared();
     try {
         step::Options o = step::parse_gpu_topo(optarg ? optarg : "");
         if (o.help && !remote) {
-            std::fputs(step::help_text().c_str(), stderr);
+            std::fprintf(stderr, "%s\n%s", identity().c_str(), step::help_text().c_str());
             return -1;
         }
         if (!remote && o.strict && !st.config_ok) {
@@ -94,11 +113,16 @@ using namespace gputopo::spank;
 
 extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
     try {
+        slurm_debug("%s", identity().c_str());
         SharedConfig& st = shared();
         std::vector<std::string> args;
         for (int i = 0; i < ac; ++i) args.emplace_back(av[i] ? av[i] : "");
         try {
             st.config = parse_plugstack_args(args);
+            if (!st.config.wrap.empty() && !wrap_supported())
+                throw gputopo::ParseError("plugstack.conf: wrap= needs Slurm 23.11 or later (built for " +
+                                 slurm_release() + ")");
+            gputopo::readers::set_readers_module(st.config.readers);
             st.config_ok = true;
         } catch (const std::exception& e) {
             st.config_ok = false;

@@ -298,6 +298,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
         if (!st.binding && st.problem.empty()) return 0;  // inactive
         int task = 0;
         if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS) task = 0;
+        wrap_task(sp, task, st.node_name);
         if (st.binding) {
             std::string wrong = node_name_mismatch(sp, st);
             if (!wrong.empty()) {

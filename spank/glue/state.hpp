@@ -35,6 +35,11 @@ int register_option(spank_t sp);
 // variable, never taken as unset.
 std::optional<std::string> job_getenv(spank_t sp, const char* name);
 
+// wrap= (wrap.cpp): whether this build can prepend to a task's argv (Slurm 23.11+),
+// and doing it for one task of an active step (slurm_spank_task_init).
+bool wrap_supported();
+void wrap_task(spank_t sp, int task, const std::string& node_name);
+
 // Per context: local_context.cpp, slurmd_context.cpp, remote_context.cpp.
 int local_init_post_opt(spank_t sp, int ac, char** av);
 void slurmd_init();                 // slurmd start: refresh a stale cache= (live discovery)

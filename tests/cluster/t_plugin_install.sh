@@ -16,6 +16,28 @@ names=$(nm -D --defined-only "$CLUSTER_PLUGIN" | awk '{print $3}' | tr '\n' ' ')
 [ -z "$bad" ] && echo "$names" | grep -q plugin_name && echo "$names" | grep -q slurm_spank_task_init
 result "gputopo.so exports only plugin_*, slurm_spank_* and spank_* symbols" $? "unexpected: $bad"
 
+# Costs nothing unused: neither the plugin nor the launcher links hwloc, libxml2 or ICU
+# (the readers are gputopo-readers.so, loaded only to parse XML or discover live).
+heavy=$(ldd "$CLUSTER_PLUGIN" "$CLUSTER_BUILD/gputopo-launch" | grep -E 'libhwloc|libxml2|libicu')
+mod=$(ldd "$CLUSTER_BUILD/gputopo-readers.so" | grep -cE 'libhwloc|libxml2')
+[ -z "$heavy" ] && [ "$mod" = 2 ]
+result "ldd: gputopo.so and gputopo-launch link none of hwloc, libxml2, ICU; gputopo-readers.so does" $? "$heavy (module: $mod)"
+
+# At run time: a slurmstepd that reads a fresh cache= snapshot does not load the readers (nor
+# libxml2, ICU); the one that first reads the XML does (each task prints what its slurmstepd
+# has mapped). Not hwloc: Debian's slurmstepd links it itself.
+plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml cache=$CLUSTER_DIR/cache-install"
+mkdir -p "$CLUSTER_DIR/cache-install"
+maps() {
+    timeout 60 srun -w n3 -N1 -n1 --gpus-per-task=1 --gpu-topo=closest \
+        bash -c 'echo "M $GPUTOPO_GPUS $(grep -cE "libxml2|libicu|gputopo-readers" /proc/$PPID/maps)"' 2>&1
+}
+first=$(maps)
+second=$(maps)
+echo "$first" | grep -qE '^M [0-9]+ [1-9]' && echo "$second" | grep -qE '^M [0-9]+ 0$'
+result "slurmstepd maps gputopo-readers.so, libxml2, ICU only to read the XML once; with a fresh snapshot none" $? "first: $first second: $second"
+plugstack_default
+
 dest=$CLUSTER_DIR/tmp/destdir
 # -o all: install what is built, do not rebuild.
 make -s -C "$CLUSTER_SRC" -o all install BUILD="$CLUSTER_BUILD" DESTDIR="$dest" PREFIX=/usr/local > "$dest.log" 2>&1
@@ -27,8 +49,18 @@ conf=$dest/etc/slurm/plugstack.conf.d/gputopo.conf
 result "make install DESTDIR=: plugin, CLI, gputopo(8) and plugstack.conf.d/gputopo.conf with the plugin path" $? \
     "rc=$rc so=$so $(tail -n 3 "$dest.log") $(cat "$conf" 2>/dev/null | grep -v '^#')"
 
+# An admin's own snippet is kept; the new one goes beside it as .dist.
+echo "# the admin's own line" >> "$conf"
+mine=$(cat "$conf")
+make -s -C "$CLUSTER_SRC" -o all install BUILD="$CLUSTER_BUILD" DESTDIR="$dest" PREFIX=/usr/local > "$dest.log" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && [ "$(cat "$conf")" = "$mine" ] && [ -f "$conf.dist" ] && ! grep -q "admin's own" "$conf.dist" && grep -q "kept" "$dest.log"
+result "make install again: the changed plugstack.conf.d/gputopo.conf is kept, the new one is gputopo.conf.dist" $? \
+    "rc=$rc $(tail -n 3 "$dest.log")"
+
 if [ -n "$so" ]; then
-    plugstack_set_line "optional $so topology=$CLUSTER_DIR/topo/%n.xml"
+    # The installed module is not under the plugin's directory here (DESTDIR): readers= names it.
+    plugstack_set_line "optional $so topology=$CLUSTER_DIR/topo/%n.xml readers=$dest/usr/local/lib/gputopo/gputopo-readers.so"
     out=$(with_timeout 60 srun -w n1 -N1 -n2 --gpus-per-task=1 --gpu-topo=closest,verbose bash -c 'echo "T $GPUTOPO_CPUS $(grep Cpus_allowed_list /proc/self/status | cut -f2)"' 2>&1)
     rc=$?
     # Each task's planned CPUs are its real affinity.
@@ -36,5 +68,10 @@ if [ -n "$so" ]; then
     result "the installed gputopo.so binds tasks" $? "rc=$rc $out"
     plugstack_default
 fi
+make -s -C "$CLUSTER_SRC" uninstall BUILD="$CLUSTER_BUILD" DESTDIR="$dest" PREFIX=/usr/local > "$dest.log" 2>&1
+rc=$?
+left=$(find "$dest" -type f)
+[ "$rc" -eq 0 ] && [ "$left" = "$conf" ] && grep -q "admin's own" "$conf"
+result "make uninstall removes every installed file but the admin's changed snippet" $? "rc=$rc left: $left"
 rm -rf "$dest" "$dest.log"
 [ "$fails" -eq 0 ]

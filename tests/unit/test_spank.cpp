@@ -90,7 +90,7 @@ TEST_CASE("plugstack.conf arguments", "[spank]") {
     CHECK(empty.defaults.mode == Mode::None);
     CHECK(empty.topology.empty());
     std::vector<std::string> keys = plugstack_keys();
-    for (const char* k : {"default", "topology", "cache"})
+    for (const char* k : {"default", "topology", "cache", "readers", "wrap"})
         CHECK(std::find(keys.begin(), keys.end(), k) != keys.end());
 }
 
@@ -100,6 +100,10 @@ TEST_CASE("plugstack.conf: unknown keys and bad values are one clear error", "[s
     CHECK(message_of([] { parse_plugstack_args({"topology=relative/%n.xml"}); }).find("must be an absolute path") !=
           std::string::npos);
     CHECK(message_of([] { parse_plugstack_args({"cache="}); }).find("must be an absolute path") != std::string::npos);
+    CHECK(message_of([] { parse_plugstack_args({"readers=gputopo-readers.so"}); }).find("readers=gputopo-readers.so must be an absolute path") !=
+          std::string::npos);
+    CHECK(message_of([] { parse_plugstack_args({"wrap=gputopo-launch"}); }).find("wrap=gputopo-launch must be an absolute path") !=
+          std::string::npos);
     CHECK(message_of([] { parse_plugstack_args({"default=fast"}); }).find("unknown mode 'fast' in plugstack.conf default=fast") !=
           std::string::npos);
     CHECK(message_of([] { parse_plugstack_args({"topology=/x/%q.xml"}); }).find("unknown '%q'") != std::string::npos);

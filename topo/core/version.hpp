@@ -3,6 +3,6 @@
 
 namespace gputopo {
 
-inline constexpr const char* kVersion = "0.1.0";
+inline constexpr const char* kVersion = "0.2.0";
 
 }  // namespace gputopo

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Inside a Debian root (tests/release/run.sh SUITE deb): `make deb` for that root's Slurm,
+# install the package as an admin would (dpkg -i, the plugstack snippet it ships), run a
+# --gpu-topo job through the installed plugin on a local cluster, remove the package.
+# Prints "ok - NAME" / "not ok - NAME"; exits non-zero when one fails.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/cluster/harness.sh
+fails=0
+result() {
+    if [ "$2" -eq 0 ]; then tap_ok "$1"; else tap_not_ok "$1" "$3"; fails=$((fails + 1)); fi
+}
+
+log=$(make deb 2>&1)
+rc=$?
+deb=$(ls build/packages/gputopo_*.deb 2>/dev/null | head -n 1)
+major=$(echo "$log" | sed -n 's/.*building against Slurm \([0-9]*\.[0-9]*\).*/\1/p' | head -n 1)
+[ "$rc" -eq 0 ] && [ -n "$deb" ] && ! echo "$log" | grep -q '^E: '
+result "make deb for Slurm $major: $(basename "${deb:-none}"), lintian reports no errors" $? "$(echo "$log" | tail -n 5)"
+
+dpkg -i "$deb" > /tmp/dpkg.log 2>&1
+rc=$?
+depends=$(dpkg-query -W -f '${Depends}' gputopo 2>/dev/null)
+so=$(dpkg -L gputopo 2>/dev/null | grep '/gputopo\.so$')
+[ "$rc" -eq 0 ] && echo "$depends" | grep -qF "slurm-wlm-basic-plugins (>= $major)" && [ -n "$so" ] &&
+    [ "$(stat -c %a "$so")" = 644 ] && file "$so" | grep -q ', stripped' && gputopo --version | grep -q .
+result "dpkg -i: gputopo.so (0644, stripped) in Slurm's plugin dir, Depends pinned to $major" $? \
+    "rc=$rc $(tail -n 3 /tmp/dpkg.log) depends=$depends so=$so"
+
+if cluster_start build; then
+    # The admin's one line: the shipped snippet (its cache= replaced by this cluster's topologies).
+    line=$(grep -v '^#' /usr/share/gputopo/plugstack.conf | grep . | sed 's/ cache=[^ ]*//')
+    plugstack_set_line "$line topology=$CLUSTER_DIR/topo/%n.xml"
+    out=$(timeout 120 srun -w n1,n3 -N2 -n4 --ntasks-per-node=2 --gpus-per-task=1 --gpu-topo=closest,verbose \
+        bash -c 'echo "T $SLURMD_NODENAME $GPUTOPO_GPUS"' 2>&1)
+    rc=$?
+    [ "$rc" -eq 0 ] && [ "$(echo "$out" | grep -c '^T n[13] [0-9]')" = 4 ] && [ "$(echo "$out" | grep -c '^gputopo: n[13] task')" = 4 ]
+    result "the installed package's plugin ($line) binds a 2-node --gpu-topo step" $? "rc=$rc $out"
+    cluster_stop
+else
+    result "local cluster for the installed package" 1 "cluster_start failed"
+fi
+
+dpkg -r gputopo > /tmp/dpkg.log 2>&1
+[ ! -e "$so" ] && ! command -v gputopo >/dev/null
+result "dpkg -r removes the plugin and the CLI" $? "$(tail -n 3 /tmp/dpkg.log)"
+echo "# deb check: $fails failed"
+[ "$fails" -eq 0 ]
