@@ -6,8 +6,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     gputopo_fuzz::expect_clean([&] {
-        gputopo::spank::Options o = gputopo::spank::parse_gpu_topo(gputopo_fuzz::text_of(data, size));
-        if (gputopo::spank::to_string(gputopo::spank::parse_gpu_topo(gputopo::spank::to_string(o))) != gputopo::spank::to_string(o)) std::abort();
+        gputopo::step::Options o = gputopo::step::parse_gpu_topo(gputopo_fuzz::text_of(data, size));
+        if (gputopo::step::to_string(gputopo::step::parse_gpu_topo(gputopo::step::to_string(o))) != gputopo::step::to_string(o)) std::abort();
     });
     return 0;
 }

@@ -11,14 +11,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         size_t eq = line.find('=');
         if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
     }
-    gputopo::spank::Getenv get = [&](const std::string& k) -> std::optional<std::string> {
+    gputopo::step::Getenv get = [&](const std::string& k) -> std::optional<std::string> {
         auto it = env.find(k);
         if (it == env.end()) return std::nullopt;
         return it->second;
     };
-    gputopo_fuzz::expect_clean([&] { gputopo::spank::read_step_inputs(get); });
+    gputopo_fuzz::expect_clean([&] { gputopo::step::read_step_inputs(get); });
     gputopo_fuzz::expect_clean([&] {
-        for (int id : {0, 1, 7, 100000}) gputopo::spank::slurm_node_name(get, id, "host");
+        for (int id : {0, 1, 7, 100000}) gputopo::step::slurm_node_name(get, id, "host");
     });
     return 0;
 }
