@@ -170,7 +170,9 @@ BindingOutcome compute_binding(const Options& o, const Getenv& get) {
     }
     try {
         BindingInputs in = binding_inputs(get);
-        if (in.gpus.empty()) {
+        // Outside Slurm with no GPU list anywhere (launcher/rank_sources): all the node's GPUs.
+        const bool all_gpus = in.gpus.empty() && !get("SLURM_JOB_ID") && !get("SLURM_STEP_GPUS");
+        if (in.gpus.empty() && !all_gpus) {
             b.note = "no GPUs in this step; nothing to bind";
             return b;
         }
@@ -178,6 +180,8 @@ BindingOutcome compute_binding(const Options& o, const Getenv& get) {
         gethostname(host, sizeof host - 1);
         std::string node_name = get("SLURMD_NODENAME").value_or(host);
         Node node = load_node(o.topology.empty() ? "" : expand_topology_path(o.topology, node_name, host));
+        if (all_gpus)
+            for (const auto& g : node.gpus) in.gpus.push_back(g.index);
         std::optional<CpuSet> usable;
         cpu_set_t mask;
         CPU_ZERO(&mask);

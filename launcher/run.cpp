@@ -9,6 +9,7 @@
 
 #include "launcher/binding.hpp"
 #include "launcher/classify.hpp"
+#include "launcher/error_file.hpp"
 #include "launcher/events.hpp"
 #include "launcher/framework_env.hpp"
 #include "launcher/hooks.hpp"
@@ -16,9 +17,11 @@
 #include "launcher/nccl_env.hpp"
 #include "launcher/nccl_topo_file.hpp"
 #include "launcher/options.hpp"
+#include "launcher/rank_sources.hpp"
 #include "launcher/requeue.hpp"
 #include "launcher/slurm_ctl.hpp"
 #include "launcher/supervisor.hpp"
+#include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/core/version.hpp"
 
@@ -32,20 +35,37 @@ std::optional<std::string> real_getenv(const std::string& name) {
     return std::string(v);
 }
 
+// The task's environment as the launcher reads it: the real one with the
+// rank source's normalised SLURM_* variables in front (launcher/rank_sources).
+Getenv task_getenv = real_getenv;
+
 int env_int(const char* name, int fallback) {
-    const char* v = std::getenv(name);
-    if (!v || !*v) return fallback;
+    auto v = task_getenv(name);
+    if (!v || v->empty()) return fallback;
     char* end = nullptr;
-    long n = std::strtol(v, &end, 10);
+    long n = std::strtol(v->c_str(), &end, 10);
     return (end && *end == 0) ? static_cast<int>(n) : fallback;
 }
 
-std::string env_str(const char* name) {
-    const char* v = std::getenv(name);
-    return v ? v : "";
-}
+std::string env_str(const char* name) { return task_getenv(name).value_or(""); }
 
 void say(const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); }
+
+// --framework=jax: the shared GPU view instead of isolate (JAX narrows each
+// process to device SLURM_LOCALID itself).
+Options binding_options(const Options& opt) {
+    Options o = opt;
+    if (o.framework == "jax")
+        for (size_t at; (at = o.gpu_topo.find(",isolate")) != std::string::npos;) o.gpu_topo.erase(at, 8);
+    return o;
+}
+
+// The value `name` will have in the program's environment.
+std::string final_value(const ResolvedEnv& env, const Getenv& current, const char* name) {
+    for (const auto& v : env.set)
+        if (v.name == name) return v.value;
+    return current(name).value_or("");
+}
 
 std::string node_name() {
     std::string n = env_str("SLURMD_NODENAME");
@@ -79,6 +99,8 @@ int launcher_main(int argc, char** argv) {
         return 2;
     }
 
+    RankSourceView rs = rank_source_view(opt, real_getenv);
+    task_getenv = rs.getenv;
     const int rank = env_int("SLURM_PROCID", 0);
     const int local_rank = env_int("SLURM_LOCALID", 0);
     int nodes = env_int("SLURM_STEP_NUM_NODES", env_int("SLURM_JOB_NUM_NODES", env_int("SLURM_NNODES", 1)));
@@ -99,16 +121,24 @@ int launcher_main(int argc, char** argv) {
     std::string binding_note, binding_summary;
     std::optional<CpuSet> affinity;
     try {
-        FrameworkInputs fi{opt.master_port_min, opt.master_port_max};
-        for (auto& v : framework_env(real_getenv, fi)) wanted.push_back(v);
+        FrameworkInputs fi;
+        fi.master_port_min = opt.master_port_min;
+        fi.master_port_max = opt.master_port_max;
+        fi.max_restarts = opt.max_restarts;
+        fi.error_file = resolve_error_file(opt, job_id, rank, restart_count);
+        fi.master_addr = rs.source.master_addr;
+        fi.master_port = rs.source.master_port;
+        for (auto& v : framework_env(task_getenv, fi)) wanted.push_back(v);
     } catch (const ParseError& e) {
         say(std::string(e.what()) + "; framework variables not set");
     }
-    IslandRankOutcome ir = island_rank(opt, node, local_rank, real_getenv);
+    IslandRankOutcome ir = island_rank(opt, node, local_rank, task_getenv);
     apply_island_rank(wanted, ir.rank);
+    if (opt.island_procid && opt.rank_order == "island")
+        for (auto& v : island_procid_env(ir.rank, env_str("SLURM_PROCID"))) wanted.push_back(v);
     if (!ir.note.empty() && (local_rank == 0 || opt.verbose) && (ir.rank.empty() || opt.verbose))
         say("gputopo: " + ir.note);
-    BindingOutcome b = compute_binding(opt, real_getenv);
+    BindingOutcome b = compute_binding(binding_options(opt), task_getenv);
     binding_note = b.note;
     binding_summary = b.summary;
     affinity = b.cpus;
@@ -136,7 +166,14 @@ int launcher_main(int argc, char** argv) {
     }
     for (auto& v : nccl_socket_env(list_interfaces())) wanted.push_back(v);
     wanted.push_back({"GPUTOPO_NO_REQUEUE_EXIT", std::to_string(opt.no_requeue_code), false});
-    ResolvedEnv env = keep_user_values(wanted, real_getenv);
+    ResolvedEnv env = keep_user_values(wanted, with_nccl_conf(real_getenv, nccl_conf_values(real_getenv, opt.sysroot)));
+    if (opt.framework == "jax") {
+        std::string problem = jax_device_problem(local_rank, final_value(env, real_getenv, env::kCudaVisibleDevices));
+        if (!problem.empty()) {
+            say("gputopo: " + problem);
+            return 2;
+        }
+    }
 
     if (!b.bound && binding_note.find("running unbound") != std::string::npos && (local_rank == 0 || opt.verbose))
         say("gputopo: warning: " + binding_note);
@@ -151,6 +188,9 @@ int launcher_main(int argc, char** argv) {
     if (opt.dry_run) {
         std::printf("gputopo-launch dry run: rank %d (local %d) on %s, %d node(s), job %s, restart %d\n", rank,
                     local_rank, node.c_str(), nodes, job_id.empty() ? "-" : job_id.c_str(), restart_count);
+        std::printf("rank source: %s\n", rs.source.note.c_str());
+        if (!rs.gpus_from.empty()) std::printf("node GPUs: from %s\n", rs.gpus_from.c_str());
+        if (rs.cpuset) std::printf("cgroup cpuset: %s\n", rs.cpuset->to_list().c_str());
         std::printf("binding: %s\n", b.bound ? (b.mode + " " + binding_summary).c_str()
                                                : (binding_note.empty() ? "none" : binding_note.c_str()));
         if (b.bound && !binding_note.empty()) std::printf("binding note: %s\n", binding_note.c_str());
@@ -207,6 +247,13 @@ int launcher_main(int argc, char** argv) {
         log.write(e);
     }
 
+    // The error file the program writes to (a TORCHELASTIC_ERROR_FILE the
+    // user or torchrun set is read too, and only ours is cleared beforehand:
+    // a file from an earlier run is not this run's evidence).
+    const std::string error_file = final_value(env, real_getenv, env::kTorchelasticErrorFile);
+    if (!error_file.empty() && error_file == resolve_error_file(opt, job_id, rank, restart_count))
+        unlink(error_file.c_str());
+
     SuperviseResult sr;
     bool preflight_failed = false;
     std::string preflight_out;
@@ -250,6 +297,17 @@ int launcher_main(int argc, char** argv) {
             say(sr.error);
             log.write(Event("end").add("class", "failed").add("evidence", sr.error).add("exit_status", 127));
             return 127;
+        }
+    }
+
+    if (!error_file.empty() && exit_status_of(sr.end) != 0) {
+        ErrorRecord er = read_error_record(error_file);
+        if (er.found) {
+            sr.end.error_record = er.message + "\n" + er.callstack;
+            log.write(Event("error_file").add("path", error_file).add("message", er.message)
+                          .add("timestamp", er.timestamp).add("error_code", er.error_code));
+        } else if (!er.problem.empty()) {
+            log.write(Event("error_file").add("path", error_file).add("problem", er.problem));
         }
     }
 
