@@ -152,7 +152,7 @@ std::string error_file_path(const std::string& pattern, const std::string& job, 
     for (size_t i = 0; i < pattern.size(); ++i) {
         if (pattern[i] == '%' && i + 1 < pattern.size()) {
             char k = pattern[i + 1];
-            if (k == 'j') { out += job.empty() ? "local" : job; ++i; continue; }
+            if (k == 'j') { out += job.empty() ? "nojob" : job; ++i; continue; }
             if (k == 'r') { out += std::to_string(rank); ++i; continue; }
             if (k == 'R') { out += std::to_string(restart); ++i; continue; }
         }

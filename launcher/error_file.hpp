@@ -21,7 +21,7 @@ struct Options;
 // ${TMPDIR:-/tmp}/gputopo-error.%j.%r.json; expanded for this rank.
 std::string resolve_error_file(const Options& opt, const std::string& job, int rank, int restart);
 
-// The rank's file: PATTERN with %j -> job id ("local" outside Slurm),
+// The rank's file: PATTERN with %j -> job id ("nojob" outside Slurm, as the event log),
 // %r -> rank, %R -> restart count. "" or "none" -> "" (no error file).
 std::string error_file_path(const std::string& pattern, const std::string& job, int rank, int restart);
 
