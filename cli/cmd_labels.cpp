@@ -24,16 +24,18 @@ std::vector<OptionSpec> labels_options() {
             {"--topology-conf", "FILE", "a Slurm topology.conf (leaf, spine and core switches; blocks)"},
             {"--clique", "", "also label the one node of --nodes with its NVML fabric clique (this machine, or --topology)"},
             topology_option(),
-            {"--keys", "NAME=KEY,...", "replace label keys: accelerator, leaf, spine, core, island (gputopo.conf islands)"},
+            {"--key-set", "topograph|topograph-legacy", "fabric.topograph.run/tier-N + accelerator.topograph.run/* (default), or network.topology.nvidia.com/*"},
+            {"--keys", "NAME=KEY,...", "replace label keys: accelerator, sub-domain, leaf, spine, core, island (gputopo.conf islands)"},
             format_option()};
 }
 
 const char* const kUsage =
     "usage: gputopo labels --nodes HOSTLIST [--islands FILE] [--topology-conf FILE] [--clique [--topology FILE]]\n"
-    "                      [--keys NAME=KEY,...] [--format table|json]\n\n"
+    "                      [--key-set topograph|topograph-legacy] [--keys NAME=KEY,...] [--format table|json]\n\n"
     "Prints each node's topology labels as `kubectl label node NODE KEY=VALUE ... --overwrite` lines\n"
-    "(or JSON), with the keys NVIDIA Topograph writes (network.topology.nvidia.com/accelerator, leaf,\n"
-    "spine, core), from the islands the plugin uses. A node no source names gets no label.\n\n";
+    "(or JSON), with the keys NVIDIA Topograph writes (fabric.topograph.run/tier-0 for the leaf switch,\n"
+    "tier-1, tier-2 above it, accelerator.topograph.run/domain and sub-domain for NVLink domains), from\n"
+    "the islands the plugin uses. A node no source names gets no label.\n\n";
 
 void apply_keys(LabelKeys& keys, const std::string& text) {
     std::stringstream ss(text);
@@ -42,13 +44,14 @@ void apply_keys(LabelKeys& keys, const std::string& text) {
         size_t eq = item.find('=');
         std::string name = item.substr(0, eq), key = eq == std::string::npos ? "" : item.substr(eq + 1);
         std::string* slot = name == "accelerator" ? &keys.accelerator
+                            : name == "sub-domain" ? &keys.sub_domain
                             : name == "leaf"      ? &keys.leaf
                             : name == "spine"     ? &keys.spine
                             : name == "core"      ? &keys.core
                             : name == "island"    ? &keys.island
                                                   : nullptr;
         if (!slot || key.empty() || key.size() > 253 || key.find_first_of(" \t=") != std::string::npos)
-            throw UsageError("--keys: '" + item + "': expected NAME=KEY with NAME accelerator, leaf, spine, core or island");
+            throw UsageError("--keys: '" + item + "': expected NAME=KEY with NAME accelerator, sub-domain, leaf, spine, core or island");
         *slot = key;
     }
 }
@@ -70,7 +73,8 @@ int cmd_labels(const std::vector<std::string>& args, std::ostream& out) {
         throw UsageError(std::string("--nodes: ") + e.what());
     }
     if (nodes.empty() || nodes.count() > 1000000) throw UsageError("--nodes: expected 1 to 1000000 nodes");
-    LabelKeys keys;
+    std::string set = parse_choice("--key-set", parsed.get("--key-set", "topograph"), {"topograph", "topograph-legacy"});
+    LabelKeys keys = set == "topograph" ? LabelKeys{} : legacy_label_keys();
     if (parsed.has("--keys")) apply_keys(keys, parsed.get("--keys"));
 
     IslandMap map;

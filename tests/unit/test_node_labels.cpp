@@ -1,8 +1,9 @@
 // gputopo labels: islands as Kubernetes node labels with NVIDIA Topograph's
-// keys (Topograph docs/reference/node-labels.md, commit 03e70a5f: "Default
-// label keys" network.topology.nvidia.com/{accelerator,leaf,spine,core};
-// "Label value behavior": values over 63 characters become an x-prefixed
-// FNV-64a hash). Read-back: the labels of every node of the test cluster's
+// keys (Topograph docs/engines/k8s.md, commit 01572e39: fabric.topograph.run/
+// tier-N closest first, accelerator.topograph.run/domain and sub-domain;
+// docs/reference/node-labels.md, commit 03e70a5f: the earlier
+// network.topology.nvidia.com/{accelerator,leaf,spine,core} and "Label value
+// behavior": values over 63 characters become an x-prefixed FNV-64a hash). Read-back: the labels of every node of the test cluster's
 // topology (tests/cluster/harness.sh) group the nodes exactly as the islands
 // the plugin orders ranks by.
 #include <catch2/catch.hpp>
@@ -74,12 +75,18 @@ TEST_CASE("labels: blocks, gputopo.conf islands, NVML clique, values, keys", "[l
     map.seal();
     LabelKeys keys;
     auto g = node_labels(map, {}, "g05", "", keys);
-    CHECK(g == std::map<std::string, std::string>{{"network.topology.nvidia.com/accelerator", "nvl72-a"}});
+    CHECK(g == std::map<std::string, std::string>{{"accelerator.topograph.run/domain", "nvl72-a"}});
+    CHECK(node_labels(map, {}, "g05", "", legacy_label_keys()) ==
+          std::map<std::string, std::string>{{"network.topology.nvidia.com/accelerator", "nvl72-a"}});
     CHECK(node_labels(map, {}, "c2", "", keys) == std::map<std::string, std::string>{{keys.island, "rack7"}});
-    // The clique as Topograph and the GPU operator write it: ClusterUUID.CliqueId.
+    // The clique: domain = the ClusterUUID, sub-domain = ClusterUUID.CliqueId
+    // (the value of the GPU operator's nvidia.com/gpu.clique).
     auto h = node_labels(map, {}, "h2", "a2b3c4d5-0000-1111-2222-333344445555:7", keys);
-    CHECK(h[keys.accelerator] == "a2b3c4d5-0000-1111-2222-333344445555.7");
-    CHECK(h[keys.leaf] == "s1");
+    CHECK(h[keys.accelerator] == "a2b3c4d5-0000-1111-2222-333344445555");
+    CHECK(h[keys.sub_domain] == "a2b3c4d5-0000-1111-2222-333344445555.7");
+    CHECK(h["fabric.topograph.run/tier-0"] == "s1");
+    CHECK(node_labels(map, {}, "h2", "a2b3c4d5-0000-1111-2222-333344445555:7", legacy_label_keys())
+              ["network.topology.nvidia.com/accelerator"] == "a2b3c4d5-0000-1111-2222-333344445555.7");
     // A block wins over the clique for the accelerator key.
     CHECK(node_labels(map, {}, "g01", "u:1", keys)[keys.accelerator] == "nvl72-a");
 
@@ -104,8 +111,8 @@ TEST_CASE("gputopo labels: kubectl lines and JSON", "[labels][cli]") {
     auto r = gputopo_test::run_cli(cli, {"labels", "--nodes", "n[1-5]", "--topology-conf", conf});
     INFO(r.err);
     REQUIRE(r.rc == 0);
-    CHECK_THAT(r.out, Catch::Contains("kubectl label node n3 network.topology.nvidia.com/leaf=leaf2 "
-                                      "network.topology.nvidia.com/spine=spine --overwrite\n"));
+    CHECK_THAT(r.out, Catch::Contains("kubectl label node n3 fabric.topograph.run/tier-0=leaf2 "
+                                      "fabric.topograph.run/tier-1=spine --overwrite\n"));
     CHECK_THAT(r.out, Catch::Contains("# n5: no island source names it"));
     r = gputopo_test::run_cli(cli, {"labels", "--nodes", "n[1-2]", "--topology-conf", conf, "--format", "json",
                                     "--keys", "leaf=kueue.example.com/rack"});
@@ -113,6 +120,8 @@ TEST_CASE("gputopo labels: kubectl lines and JSON", "[labels][cli]") {
     auto j = gputopo_test::JsonParser::parse(r.out);
     CHECK(j["nodes"][1]["node"].str == "n2");
     CHECK(j["nodes"][1]["labels"]["kueue.example.com/rack"].str == "leaf1");
+    r = gputopo_test::run_cli(cli, {"labels", "--nodes", "n4", "--topology-conf", conf, "--key-set", "topograph-legacy"});
+    CHECK_THAT(r.out, Catch::Contains("network.topology.nvidia.com/leaf=leaf2 network.topology.nvidia.com/spine=spine"));
     r = gputopo_test::run_cli(cli, {"labels", "--nodes", "n1", "--keys", "rack=x"});
     CHECK(r.rc == 2);
     CHECK_THAT(r.err, Catch::Contains("--keys: 'rack=x'"));

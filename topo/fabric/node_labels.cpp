@@ -29,6 +29,16 @@ std::string label_value(const std::string& name) {
     return buf;
 }
 
+LabelKeys legacy_label_keys() {
+    LabelKeys k;
+    k.accelerator = "network.topology.nvidia.com/accelerator";
+    k.sub_domain = "";
+    k.leaf = k.island = "network.topology.nvidia.com/leaf";
+    k.spine = "network.topology.nvidia.com/spine";
+    k.core = "network.topology.nvidia.com/core";
+    return k;
+}
+
 std::map<std::string, std::string> node_labels(const IslandMap& map, const std::map<std::string, std::string>& parents,
                                                const std::string& node, const std::string& clique, const LabelKeys& keys) {
     std::map<std::string, std::string> out;
@@ -51,10 +61,15 @@ std::map<std::string, std::string> node_labels(const IslandMap& map, const std::
         }
     }
     if (!clique.empty() && !out.count(keys.accelerator)) {
-        std::string v = clique;
-        size_t colon = v.rfind(':');
-        if (colon != std::string::npos) v[colon] = '.';
-        out[keys.accelerator] = label_value(v);
+        size_t colon = clique.rfind(':');
+        std::string domain = clique.substr(0, colon), partition = clique;
+        if (colon != std::string::npos) partition[colon] = '.';
+        if (keys.sub_domain.empty()) {
+            out[keys.accelerator] = label_value(partition);
+        } else {
+            out[keys.accelerator] = label_value(domain);
+            out[keys.sub_domain] = label_value(partition);
+        }
     }
     return out;
 }
