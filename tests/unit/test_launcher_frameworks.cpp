@@ -542,6 +542,26 @@ TEST_CASE("gputopo-launch: --island-procid rewrites SLURM_PROCID; --framework=ja
     remove_tree(dir);
 }
 
+TEST_CASE("gputopo-launch: a NCCL setting in ~/.nccl.conf is the user's", "[launcher][frameworks]") {
+    std::string launcher = launcher_or_skip();
+    if (launcher.empty()) return;
+    if (socket_ifname_value(list_interfaces()).empty()) {
+        WARN("no usable network interface here: the launcher sets no NCCL_SOCKET_IFNAME to keep");
+        return;
+    }
+    std::string home = temp_dir(), root = temp_dir();
+    write_file(home + "/.nccl.conf", "NCCL_SOCKET_IFNAME=eth7\n");
+    auto r = run_launcher(launcher, {"--dry-run", "--sysroot", root, "--gpu-topo", "none", "--", "true"}, {{"HOME", home}});
+    INFO(r.out << r.err);
+    REQUIRE(r.rc == 0);
+    CHECK_THAT(r.out, Catch::Contains("  NCCL_SOCKET_IFNAME=eth7 (kept: set by the user"));
+    CHECK_FALSE(dry_value(r.out, "GLOO_SOCKET_IFNAME").empty());  // gloo does not read nccl.conf
+    r = run_launcher(launcher, {"--dry-run", "--sysroot", root, "--gpu-topo", "none", "--", "true"}, {{"HOME", root}});
+    CHECK(dry_value(r.out, "NCCL_SOCKET_IFNAME").rfind("=", 0) == 0);  // without the file: gputopo's list
+    remove_tree(home);
+    remove_tree(root);
+}
+
 TEST_CASE("gputopo-launch: the program's @record error file is classified and logged", "[launcher][frameworks]") {
     std::string launcher = launcher_or_skip();
     if (launcher.empty()) return;
