@@ -19,6 +19,13 @@ bool parse_uint(const std::string& s, unsigned long long& out) {
     return true;
 }
 
+// The first of `names` that is set and not empty.
+std::optional<std::string> first_set(const Getenv& get, std::initializer_list<const char*> names) {
+    for (const char* n : names)
+        if (auto v = get(n); v && !v->empty()) return v;
+    return std::nullopt;
+}
+
 }  // namespace
 
 int tasks_on_node(const std::string& text, int node_index) {
@@ -68,11 +75,7 @@ int master_port(unsigned long long job_id, unsigned long long step_id, int lo, i
 }
 
 void torchrun_env(const Getenv& get, const FrameworkInputs& in, std::vector<EnvVar>& out) {
-    auto first = [&](std::initializer_list<const char*> names) -> std::optional<std::string> {
-        for (const char* n : names)
-            if (auto v = get(n); v && !v->empty()) return v;
-        return std::nullopt;
-    };
+    auto first = [&](std::initializer_list<const char*> names) { return first_set(get, names); };
     auto add = [&](const char* name, const std::string& value) { out.push_back({name, value, true}); };
     if (auto v = first({"SLURM_NODEID"})) {
         add(env::kGroupRank, *v);
@@ -104,11 +107,7 @@ std::string jax_device_problem(int local_id, const std::string& visible) {
 
 std::vector<EnvVar> framework_env(const Getenv& get, const FrameworkInputs& in) {
     std::vector<EnvVar> out;
-    auto first = [&](std::initializer_list<const char*> names) -> std::optional<std::string> {
-        for (const char* n : names)
-            if (auto v = get(n); v && !v->empty()) return v;
-        return std::nullopt;
-    };
+    auto first = [&](std::initializer_list<const char*> names) { return first_set(get, names); };
     auto add = [&](const char* name, const std::string& value) { out.push_back({name, value, true}); };
 
     if (auto v = first({"SLURM_PROCID"})) add(env::kRankVar, *v);
