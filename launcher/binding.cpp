@@ -92,6 +92,16 @@ BindingInputs binding_inputs(const Getenv& get) {
             break;
         }
     }
+    if (auto step = get("SLURM_STEP_GPUS"), cvd = get("CUDA_VISIBLE_DEVICES"); step && cvd && !step->empty() && *step != *cvd) {
+        std::vector<int> seen;
+        try {
+            seen = parse_gpu_list("CUDA_VISIBLE_DEVICES", *cvd);
+        } catch (const ParseError&) {  // UUIDs, MIG ids: not a numbering
+        }
+        bool zero_based = !seen.empty() && seen.size() == in.gpus.size();
+        for (size_t i = 0; zero_based && i < seen.size(); ++i) zero_based = seen[i] == static_cast<int>(i);
+        in.relative_numbering = zero_based;
+    }
     auto gpt = get("SLURM_GPUS_PER_TASK");
     in.own_gpus_only = gpt && !gpt->empty();
     int local = 0, ntasks = 1;
@@ -142,6 +152,7 @@ BindingOutcome binding_for(const Node& node, const BindingInputs& in, const std:
     teo.isolate = gpu_topo.find(",isolate") != std::string::npos || in.own_gpus_only;
     teo.share = gpu_topo.find(",share") != std::string::npos;
     teo.step_gpus = in.gpus;
+    teo.relative_numbering = in.relative_numbering;
     b.env = task_env(node, plan, in.task, teo);
     b.mode = mode_name(plan.mode);
     b.bound = plan.mode != Mode::None;

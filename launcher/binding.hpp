@@ -21,6 +21,7 @@ struct BindingInputs {
     int ntasks = 1;              // tasks in the plan
     int task = 0;                // which of them this task is
     bool own_gpus_only = false;  // Slurm narrowed the task to its own GPUs (--gpus-per-task)
+    bool relative_numbering = false;  // CUDA_VISIBLE_DEVICES is 0..k-1 for SLURM_STEP_GPUS (constrained devices, a pod)
 };
 
 // Pure: reads SLURM_STEP_GPUS / CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES,

@@ -167,8 +167,13 @@ RankSourceView rank_source_view(const Options& opt, const Getenv& get) {
         if (!listed) {
             PodGpus g = pod_gpus(get, opt.sysroot);
             if (!g.gpus.empty()) {
+                // As Slurm with cgroup-constrained devices: the node's indices, and
+                // the zero-based numbering CUDA sees here (relative numbering).
                 view.source.vars["SLURM_STEP_GPUS"] = join_ints(g.gpus);
-                view.gpus_from = g.from + " (" + join_ints(g.gpus) + ")";
+                if (!g.container.empty()) view.source.vars["CUDA_VISIBLE_DEVICES"] = join_ints(g.container);
+                view.gpus_from = g.from + " (node GPUs " + join_ints(g.gpus) +
+                                 (g.container.empty() ? "" : ", " + join_ints(g.container) + " in the container") + ")";
+                if (!g.note.empty()) view.gpus_from += "; " + g.note;
             }
         }
         view.cpuset = cgroup_cpuset(opt.sysroot);

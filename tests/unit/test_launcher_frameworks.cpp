@@ -109,6 +109,24 @@ void remove_tree(const std::string& dir) {
     CHECK(std::system(cmd.c_str()) == 0);
 }
 
+std::string fake_uuid(int i) { return "GPU-8f6a0c1e-aaaa-bbbb-cccc-00000000000" + std::to_string(i); }
+
+// A node with `n` NVIDIA GPUs (and a NIC between them in PCI order) as sysfs
+// and the driver show it: /sys/bus/pci/devices/BUS/{vendor,class},
+// /proc/driver/nvidia/gpus/BUS/information.
+void fake_node_gpus(const std::string& root, int n) {
+    write_file(root + "/sys/bus/pci/devices/0000:05:00.0/vendor", "0x15b3\n");
+    write_file(root + "/sys/bus/pci/devices/0000:05:00.0/class", "0x020700\n");
+    for (int i = 0; i < n; ++i) {
+        char bus[32];
+        std::snprintf(bus, sizeof bus, "0000:%02x:00.0", 0x10 + 0x10 * i);
+        write_file(root + "/sys/bus/pci/devices/" + bus + "/vendor", "0x10de\n");
+        write_file(root + "/sys/bus/pci/devices/" + bus + "/class", "0x030200\n");
+        write_file(root + "/proc/driver/nvidia/gpus/" + bus + "/information",
+                   "Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t " + fake_uuid(i) + "\nBus Location: \t " + bus + "\n");
+    }
+}
+
 // torch's json.dump of ErrorHandler.record_exception's dict.
 std::string torch_error_file(const std::string& message, const std::string& callstack) {
     auto esc = [](const std::string& s) {
@@ -255,12 +273,27 @@ TEST_CASE("pods: cgroup cpuset and the device plugin's GPUs from a fake root", "
                          root);
     CHECK(g.gpus == std::vector<int>{0, 1});
     CHECK(g.from == "NVIDIA_VISIBLE_DEVICES");
+    CHECK_THAT(g.note, Catch::Contains("the container's numbering (0..1) stands in"));  // no driver files here
     CHECK(pod_gpus(env_of({{"NVIDIA_VISIBLE_DEVICES", "void"}}), root).gpus.empty());
     CHECK(pod_gpus(env_of({}), root).gpus.empty());
     for (const char* bus : {"0000:07:00.0", "0000:0f:00.0", "0000:47:00.0"})
         write_file(root + "/proc/driver/nvidia/gpus/" + bus + "/information", "Model: H100\n");
     CHECK(pod_gpus(env_of({{"NVIDIA_VISIBLE_DEVICES", "all"}}), root).gpus == std::vector<int>{0, 1, 2});
     CHECK(pod_gpus(env_of({}), root).gpus == std::vector<int>{0, 1, 2});
+    remove_tree(root);
+
+    // The device plugin's UUIDs placed among the node's GPUs: the driver's
+    // "GPU UUID:" line gives the bus, the bus's place among the NVIDIA GPUs
+    // in PCI order the node's index; CUDA in the container numbers them 0..k-1.
+    root = temp_dir();
+    fake_node_gpus(root, 8);
+    g = pod_gpus(env_of({{"NVIDIA_VISIBLE_DEVICES", fake_uuid(5) + "," + fake_uuid(4)}}), root);
+    CHECK(g.note.empty());
+    CHECK(g.gpus == std::vector<int>{4, 5});
+    CHECK(g.container == std::vector<int>{0, 1});
+    g = pod_gpus(env_of({{"NVIDIA_VISIBLE_DEVICES", "6,2"}}), root);  // indices are the node's already
+    CHECK(g.gpus == std::vector<int>{2, 6});
+    CHECK(pod_gpus(env_of({{"NVIDIA_VISIBLE_DEVICES", fake_uuid(0)}}), root).container.empty());  // 0 is 0
     remove_tree(root);
 }
 
@@ -473,7 +506,7 @@ TEST_CASE("gputopo-launch in a pod: PyTorchJob and JobSet environments, device-p
     INFO(r.out << r.err);
     REQUIRE(r.rc == 0);
     CHECK_THAT(r.out, Catch::Contains("rank source: pytorchjob: rank 1 of 2"));
-    CHECK_THAT(r.out, Catch::Contains("node GPUs: from NVIDIA_VISIBLE_DEVICES (0,1)"));
+    CHECK_THAT(r.out, Catch::Contains("node GPUs: from NVIDIA_VISIBLE_DEVICES (node GPUs 0,1)"));
     CHECK_THAT(r.out, Catch::Contains("cgroup cpuset: 0-15"));
     CHECK(dry_value(r.out, "MASTER_ADDR") == "pj-master-0");
     CHECK(dry_value(r.out, "MASTER_PORT") == "23456");
@@ -489,6 +522,29 @@ TEST_CASE("gputopo-launch in a pod: PyTorchJob and JobSet environments, device-p
     CHECK_THAT(r.out, Catch::Contains("rank source: indexed-job: rank 1 of 2"));
     CHECK(dry_value(r.out, "MASTER_ADDR") == "llm-node-0-0.llm");
     CHECK(dry_value(r.out, "RANK") == "1");
+
+    // torchrun in a pod that got GPUs 2 and 3 of the node (by UUID): worker 1
+    // is bound to its planned GPU among 2,3, and CUDA_VISIBLE_DEVICES uses the
+    // container's numbering (0,1) with that GPU at position LOCAL_RANK.
+    fake_node_gpus(root, 4);
+    gputopo::Node node = gputopo::load_topology_file(topo);
+    gputopo::PlanRequest req;
+    req.mode = gputopo::Mode::Closest;
+    req.gpus = {2, 3};
+    req.ntasks = 2;
+    gputopo::Plan plan = gputopo::make_plan(node, req);
+    Env pod = {{"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "2"}, {"GROUP_RANK", "1"},
+               {"NVIDIA_VISIBLE_DEVICES", fake_uuid(3) + "," + fake_uuid(2)}};
+    r = run_launcher(launcher, {"--dry-run", "--sysroot", root, "--topology", topo, "--", "true"}, pod);
+    INFO(r.out << r.err);
+    REQUIRE(r.rc == 0);
+    CHECK_THAT(r.out, Catch::Contains("node GPUs: from NVIDIA_VISIBLE_DEVICES (node GPUs 2,3, 0,1 in the container)"));
+    int own = plan.tasks[1].gpus.at(0);
+    CHECK_THAT(r.out, Catch::Contains("gpus=" + std::to_string(own) + " cpus=" + plan.tasks[1].cpus.to_list()));
+    std::string cvd = dry_value(r.out, "CUDA_VISIBLE_DEVICES");
+    REQUIRE(cvd.size() == 3);
+    CHECK(cvd[2] - '0' == own - 2);  // position 1 (LOCAL_RANK) holds its GPU, in the container's numbers
+    CHECK(cvd[0] - '0' == 1 - (own - 2));
     remove_tree(root);
 }
 
