@@ -14,13 +14,13 @@ namespace {
 long long number(const Getenv& get, const char* name, bool required, long long fallback = -1) {
     auto v = get(name);
     if (!v || v->empty()) {
-        if (required) throw ParseError(std::string("gputopo: ") + name + " is not set (expected a number)");
+        if (required) throw ParseError(std::string(name) + " is not set (expected a number)");
         return fallback;
     }
     long long n = 0;
-    if (v->size() > 8) throw ParseError(std::string("gputopo: ") + name + "='" + *v + "': expected a number below 10^8");
+    if (v->size() > 8) throw ParseError(std::string(name) + "='" + *v + "': expected a number below 10^8");
     for (char c : *v) {
-        if (c < '0' || c > '9') throw ParseError(std::string("gputopo: ") + name + "='" + *v + "': expected a non-negative integer");
+        if (c < '0' || c > '9') throw ParseError(std::string(name) + "='" + *v + "': expected a non-negative integer");
         n = n * 10 + (c - '0');
     }
     return n;
@@ -51,7 +51,7 @@ void fill(RankSource& s, long long rank, long long local, long long node, long l
 
 void check_below(const char* what, long long v, const char* bound_name, long long bound) {
     if (v >= bound)
-        throw ParseError(std::string("gputopo: ") + what + "=" + std::to_string(v) + " is not below " + bound_name + "=" +
+        throw ParseError(std::string(what) + "=" + std::to_string(v) + " is not below " + bound_name + "=" +
                          std::to_string(bound));
 }
 
@@ -92,7 +92,7 @@ RankSource from_pytorchjob(const Getenv& get) {
     long long nnodes = number(get, "PET_NNODES", true), node = number(get, "PET_NODE_RANK", true);
     check_below("PET_NODE_RANK", node, "PET_NNODES", nnodes);
     if (auto n = get("PET_NPROC_PER_NODE"); n && !n->empty() && *n != "1")
-        throw ParseError("gputopo: PET_NPROC_PER_NODE='" + *n +
+        throw ParseError("PET_NPROC_PER_NODE='" + *n +
                          "': gputopo-launch runs one process per pod; run it under torchrun in the pod "
                          "(torchrun --no-python ... gputopo-launch -- PROGRAM) for several");
     fill(s, node, 0, node, nnodes, 1);
@@ -105,7 +105,7 @@ RankSource from_indexed_job(const Getenv& get) {
     RankSource s;
     s.name = "indexed-job";
     long long per_job = number(get, "GPUTOPO_PODS_PER_JOB", false, 1);
-    if (per_job < 1) throw ParseError("gputopo: GPUTOPO_PODS_PER_JOB=0: expected a positive number");
+    if (per_job < 1) throw ParseError("GPUTOPO_PODS_PER_JOB=0: expected a positive number");
     long long index = number(get, "JOB_COMPLETION_INDEX", true);
     check_below("JOB_COMPLETION_INDEX", index, "GPUTOPO_PODS_PER_JOB", per_job);
     long long job = number(get, "JOB_INDEX", false, 0);
@@ -156,9 +156,9 @@ RankSourceView rank_source_view(const Options& opt, const Getenv& get) {
     try {
         view.source = detect_rank_source(get);
     } catch (const ParseError& e) {
-        std::fprintf(stderr, "%s; running as rank 0 of 1\n", e.what());
+        std::fprintf(stderr, "gputopo: %s; running as rank 0 of 1\n", e.what());
         view.source = RankSource{};
-        view.source.note = std::string(e.what()).substr(9) + "; rank 0 of 1";
+        view.source.note = std::string(e.what()) + "; rank 0 of 1";
     }
     if (view.source.name != "slurm") {
         bool listed = false;

@@ -14,10 +14,10 @@ namespace gputopo::spank {
 
 int local_init_post_opt(spank_t, int, char**) {
     try {
-        PluginState& st = state();
+        SharedConfig& st = shared();
         if (st.user_options && st.user_options->strict && !st.config_ok) {
             std::fprintf(stderr, "gputopo: --gpu-topo=%s: strict, but the plugin is not configured: %s\n",
-                         to_string(*st.user_options).c_str(), st.config_error.c_str());
+                         step::to_string(*st.user_options).c_str(), st.config_error.c_str());
             return -1;
         }
         return 0;

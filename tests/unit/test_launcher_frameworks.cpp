@@ -470,8 +470,9 @@ TEST_CASE("gputopo-launch under torchrun and mpirun: ranks found, LOCAL_RANK bou
         INFO(r.out << r.err);
         REQUIRE(r.rc == 0);
         CHECK_THAT(r.out, Catch::Contains("rank source: torchrun: rank " + torchrun["RANK"]));
-        CHECK_THAT(r.out, Catch::Contains("gpus=" + gputopo::join_ints(plan.tasks[static_cast<size_t>(local)].gpus) +
-                                          " cpus=" + plan.tasks[static_cast<size_t>(local)].cpus.to_list()));
+        // The binding line (step::StepBinding's verbose line): "gpus=G (PCI) cpus=C ...".
+        CHECK_THAT(r.out, Catch::Contains(" gpus=" + gputopo::join_ints(plan.tasks[static_cast<size_t>(local)].gpus) + " ("));
+        CHECK_THAT(r.out, Catch::Contains(" cpus=" + plan.tasks[static_cast<size_t>(local)].cpus.to_list() + " "));
         // Shared view: position LOCAL_RANK holds the task's planned GPU.
         std::string cvd = dry_value(r.out, "CUDA_VISIBLE_DEVICES");
         std::vector<std::string> order;
@@ -488,7 +489,7 @@ TEST_CASE("gputopo-launch under torchrun and mpirun: ranks found, LOCAL_RANK bou
     INFO(r.out << r.err);
     REQUIRE(r.rc == 0);
     CHECK_THAT(r.out, Catch::Contains("rank source: openmpi: rank 2 of 4, local 2 of 4"));
-    CHECK_THAT(r.out, Catch::Contains("gpus=" + gputopo::join_ints(plan.tasks[2].gpus)));
+    CHECK_THAT(r.out, Catch::Contains(" gpus=" + gputopo::join_ints(plan.tasks[2].gpus) + " ("));
     CHECK(dry_value(r.out, "RANK") == "2");
     CHECK(dry_value(r.out, "LOCAL_RANK") == "2");
     CHECK(dry_value(r.out, "WORLD_SIZE") == "4");
@@ -540,7 +541,8 @@ TEST_CASE("gputopo-launch in a pod: PyTorchJob and JobSet environments, device-p
     REQUIRE(r.rc == 0);
     CHECK_THAT(r.out, Catch::Contains("node GPUs: from NVIDIA_VISIBLE_DEVICES (node GPUs 2,3, 0,1 in the container)"));
     int own = plan.tasks[1].gpus.at(0);
-    CHECK_THAT(r.out, Catch::Contains("gpus=" + std::to_string(own) + " cpus=" + plan.tasks[1].cpus.to_list()));
+    CHECK_THAT(r.out, Catch::Contains(" gpus=" + std::to_string(own) + " ("));
+    CHECK_THAT(r.out, Catch::Contains(" cpus=" + plan.tasks[1].cpus.to_list() + " "));
     std::string cvd = dry_value(r.out, "CUDA_VISIBLE_DEVICES");
     REQUIRE(cvd.size() == 3);
     CHECK(cvd[2] - '0' == own - 2);  // position 1 (LOCAL_RANK) holds its GPU, in the container's numbers
