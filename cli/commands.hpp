@@ -24,5 +24,6 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out);
 int cmd_ranks(const std::vector<std::string>& args, std::ostream& out);
 int cmd_nccl_topo(const std::vector<std::string>& args, std::ostream& out);
 int cmd_doctor(const std::vector<std::string>& args, std::ostream& out);
+int cmd_labels(const std::vector<std::string>& args, std::ostream& out);
 
 }  // namespace gputopo::cli

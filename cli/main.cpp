@@ -22,6 +22,7 @@ const Command kCommands[] = {
     {"plan", "the per-task binding (GPUs, CPUs, memory, NICs, island) for an allocation", gputopo::cli::cmd_plan},
     {"ranks", "island-ordered ranks of a step across nodes (--nodes, --islands)", gputopo::cli::cmd_ranks},
     {"nccl-topo", "write the node's topology as an NCCL topology file (NCCL_TOPO_FILE)", gputopo::cli::cmd_nccl_topo},
+    {"labels", "Kubernetes node labels of the islands (Topograph's keys) for Kueue/KAI topology-aware scheduling", gputopo::cli::cmd_labels},
     {"doctor", "preflight of this node: GPUs, NVLinks, NIC ports, NUMA affinity, GPU health", gputopo::cli::cmd_doctor},
 };
 

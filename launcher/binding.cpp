@@ -81,12 +81,26 @@ step::Getenv step_environment(const Getenv& task_env, const std::vector<int>& st
     };
 }
 
-std::string binding_skipped(const step::Options& opt, const Getenv& task_env) {
+std::string binding_skipped(const step::Options& opt, const Getenv& task_env, bool ranked) {
     if (auto m = task_env(env::kMode); m && !m->empty()) return "bound by the gputopo plugin (GPUTOPO_MODE=" + *m + ")";
     if (opt.mode == Mode::None) return "binding off (--gpu-topo none)";
+    if (ranked) return "";
     // The plugin binds srun's steps only (not batch scripts, not outside Slurm).
-    if (auto s = task_env("SLURM_STEP_ID"); !s || s->empty()) return "not in a Slurm job step (SLURM_STEP_ID unset); nothing to bind";
+    if (auto s = task_env("SLURM_STEP_ID"); !s || s->empty())
+        return "not in a Slurm job step (SLURM_STEP_ID unset) and no other rank source; nothing to bind";
     return "";
+}
+
+Getenv with_node_gpus(const Getenv& task_env, const Node& node) {
+    if (auto j = task_env("SLURM_JOB_ID"); j && !j->empty()) return task_env;
+    if (!step::read_step_inputs(task_env).gpus.empty()) return task_env;
+    std::vector<int> all;
+    for (const auto& g : node.gpus) all.push_back(g.index);
+    const std::string list = join_ints(all);
+    return [task_env, list](const std::string& name) -> std::optional<std::string> {
+        if (name == "SLURM_STEP_GPUS") return list;
+        return task_env(name);
+    };
 }
 
 step::TaskAction binding_for(const Node& node, const step::Options& opt, const Getenv& task_env, bool narrowed,
@@ -135,11 +149,13 @@ const Node& NodeOnce::get() {
     return *node_;
 }
 
-LaunchBinding compute_binding(const Options& o, const Getenv& get, NodeOnce& node) {
+LaunchBinding compute_binding(const Options& o, const Getenv& task_env, NodeOnce& node, bool ranked) {
     LaunchBinding b;
-    b.note = binding_skipped(o.gpu_topo, get);
+    b.note = binding_skipped(o.gpu_topo, task_env, ranked);
     if (!b.note.empty()) return b;
     try {
+        // Outside Slurm (launcher/rank_sources) with no GPU list: all the node's GPUs.
+        const Getenv get = ranked ? with_node_gpus(task_env, node.get()) : task_env;
         char host[256] = {0};
         gethostname(host, sizeof host - 1);
         const TaskPlace place = task_place(get, host);

@@ -33,9 +33,15 @@ TaskPlace task_place(const Getenv& task_env, const std::string& host);
 step::Getenv step_environment(const Getenv& task_env, const std::vector<int>& step_gpus);
 
 // Why the launcher does not bind this task ("" when it does): the plugin
-// already did (GPUTOPO_MODE set), --gpu-topo none, or no job step (outside
-// Slurm, or a batch script, which the plugin leaves unbound too).
-std::string binding_skipped(const step::Options& opt, const Getenv& task_env);
+// already did (GPUTOPO_MODE set), --gpu-topo none, or neither a job step nor
+// another rank source (`ranked`: torchrun, Open MPI, a pod placed the task,
+// launcher/rank_sources.hpp). A plain run outside Slurm, or a batch script,
+// stays unbound as under the plugin.
+std::string binding_skipped(const step::Options& opt, const Getenv& task_env, bool ranked = false);
+
+// Outside Slurm (no SLURM_JOB_ID) with no GPU list anywhere: `task_env` with
+// SLURM_STEP_GPUS = every GPU of `node`; otherwise `task_env` itself.
+Getenv with_node_gpus(const Getenv& task_env, const Node& node);
 
 // The task's binding, given the node. `narrowed`: Slurm narrowed this task's
 // GPU variables to its own (step_gpus.hpp); then `step_gpus` is the step's set
@@ -73,7 +79,8 @@ struct LaunchBinding {
 };
 
 // Everything for one task, never throws: skipped, or the node read (once), the
-// step's GPUs learned when narrowed, and the action.
-LaunchBinding compute_binding(const Options& o, const Getenv& task_env, NodeOnce& node);
+// step's GPUs learned when narrowed, and the action. `ranked`: see
+// binding_skipped (then the node's GPUs stand in for a missing GPU list).
+LaunchBinding compute_binding(const Options& o, const Getenv& task_env, NodeOnce& node, bool ranked = false);
 
 }  // namespace gputopo::launch

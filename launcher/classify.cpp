@@ -107,6 +107,19 @@ bool find_gpu_evidence(const std::string& tail, std::string& line, bool& local) 
     return false;
 }
 
+bool find_nccl_error(const std::string& text, std::string& line, bool& local) {
+    std::vector<std::string> ls = lines_of(text);
+    for (auto it = ls.rbegin(); it != ls.rend(); ++it) {
+        std::string l = lower(*it);
+        if (contains_any(l, {"nccl error", "ncclinternalerror", "ncclunhandledcudaerror", "distbackenderror"})) {
+            line = clip(*it);
+            local = l.find("cuda") != std::string::npos && !program_caused_cuda_error(l);
+            return true;
+        }
+    }
+    return false;
+}
+
 bool find_node_evidence(const std::string& tail, std::string& line) {
     std::vector<std::string> ls = lines_of(tail);
     for (auto it = ls.rbegin(); it != ls.rend(); ++it) {
@@ -162,6 +175,21 @@ Classification classify(const ChildEnd& end, const ClassifyPolicy& policy) {
                                  : "killed by " + signal_name(end.term_signal);
     std::string line;
     bool local = false;
+    if (!end.error_record.empty()) {
+        // A peer's loss first: "NCCL error ... remote process exited" is a node fault.
+        bool gpu = find_gpu_evidence(end.error_record, line, local);
+        if (!gpu && find_node_evidence(end.error_record, line)) {
+            c.cls = FailureClass::NodeFault;
+            c.evidence = how + "; error file: " + line;
+            return c;
+        }
+        if (gpu || find_nccl_error(end.error_record, line, local)) {
+            c.cls = FailureClass::GpuFault;
+            c.local = local;
+            c.evidence = how + "; error file: " + line;
+            return c;
+        }
+    }
     if (find_gpu_evidence(end.stderr_tail, line, local)) {
         c.cls = FailureClass::GpuFault;
         c.local = local;

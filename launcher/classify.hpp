@@ -2,7 +2,9 @@
 //
 // Classes, first match wins:
 //   gpu_fault   a failed preflight; or, for a non-zero end, GPU evidence in
-//               the stderr tail: NVRM Xid lines, CUDA/driver errors (not the
+//               the exception PyTorch's @record wrote to TORCHELASTIC_ERROR_FILE
+//               (launcher/error_file.hpp: its message and traceback; a "NCCL
+//               error" there counts too, not local) or else in the stderr tail: NVRM Xid lines, CUDA/driver errors (not the
 //               ones a program causes itself: out of memory, device-side
 //               assert, invalid argument...), ECC / fallen off the bus / GPU
 //               lost, NCCL watchdog and collective timeouts.
@@ -36,6 +38,7 @@ struct ChildEnd {
     // after it (slurmctld enforces limits on a 30 s tick); NaN unknown.
     double term_time_left_s = std::numeric_limits<double>::quiet_NaN();
     std::string stderr_tail;
+    std::string error_record;    // the error file's message and traceback ("" none)
     bool preflight_failed = false;
     std::string preflight_output;
 };
@@ -61,5 +64,8 @@ int exit_status_of(const ChildEnd& end);
 // Returns false when nothing matches. Exposed for tests.
 bool find_gpu_evidence(const std::string& tail, std::string& line, bool& local);
 bool find_node_evidence(const std::string& tail, std::string& line);
+// A NCCL error line (as torch raises it: "DistBackendError: NCCL error in: ...");
+// `local` when it names an unhandled CUDA error.
+bool find_nccl_error(const std::string& text, std::string& line, bool& local);
 
 }  // namespace gputopo::launch

@@ -19,6 +19,13 @@ bool parse_uint(const std::string& s, unsigned long long& out) {
     return true;
 }
 
+// The first of `names` that is set and not empty.
+std::optional<std::string> first_set(const Getenv& get, std::initializer_list<const char*> names) {
+    for (const char* n : names)
+        if (auto v = get(n); v && !v->empty()) return v;
+    return std::nullopt;
+}
+
 }  // namespace
 
 int tasks_on_node(const std::string& text, int node_index) {
@@ -67,13 +74,40 @@ int master_port(unsigned long long job_id, unsigned long long step_id, int lo, i
     return lo + static_cast<int>(h % span);
 }
 
+void torchrun_env(const Getenv& get, const FrameworkInputs& in, std::vector<EnvVar>& out) {
+    auto first = [&](std::initializer_list<const char*> names) { return first_set(get, names); };
+    auto add = [&](const char* name, const std::string& value) { out.push_back({name, value, true}); };
+    if (auto v = first({"SLURM_NODEID"})) {
+        add(env::kGroupRank, *v);
+        add(env::kNodeRank, *v);
+    }
+    if (auto v = first({"SLURM_STEP_NUM_NODES", "SLURM_JOB_NUM_NODES", "SLURM_NNODES"})) add(env::kGroupWorldSize, *v);
+    if (auto v = first({"SLURM_PROCID"})) add(env::kRoleRank, *v);
+    if (auto v = first({"SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"})) add(env::kRoleWorldSize, *v);
+    if (first({"SLURM_PROCID"})) add(env::kRoleName, "default");
+    auto job = first({"SLURM_JOB_ID", "SLURM_JOBID"});
+    if (job) {
+        add(env::kTorchelasticRunId, *job);
+        add(env::kTorchelasticRestartCount, first({"SLURM_RESTART_COUNT"}).value_or("0"));
+    }
+    if (in.max_restarts >= 0) add(env::kTorchelasticMaxRestarts, std::to_string(in.max_restarts));
+    if (!in.error_file.empty()) add(env::kTorchelasticErrorFile, in.error_file);
+}
+
+std::string jax_device_problem(int local_id, const std::string& visible) {
+    if (visible.empty() || local_id < 1) return "";
+    int count = 1;
+    for (char c : visible) count += c == ',';
+    if (local_id < count) return "";
+    return "JAX takes local device SLURM_LOCALID=" + std::to_string(local_id) + " but this task sees " +
+           std::to_string(count) + " GPU(s) (CUDA_VISIBLE_DEVICES=" + visible +
+           "): with --framework=jax do not isolate tasks (plugin --gpu-topo without ,isolate; srun --gpus-per-node "
+           "instead of --gpus-per-task): JAX itself keeps each process on its own GPU";
+}
+
 std::vector<EnvVar> framework_env(const Getenv& get, const FrameworkInputs& in) {
     std::vector<EnvVar> out;
-    auto first = [&](std::initializer_list<const char*> names) -> std::optional<std::string> {
-        for (const char* n : names)
-            if (auto v = get(n); v && !v->empty()) return v;
-        return std::nullopt;
-    };
+    auto first = [&](std::initializer_list<const char*> names) { return first_set(get, names); };
     auto add = [&](const char* name, const std::string& value) { out.push_back({name, value, true}); };
 
     if (auto v = first({"SLURM_PROCID"})) add(env::kRankVar, *v);
@@ -84,14 +118,19 @@ std::vector<EnvVar> framework_env(const Getenv& get, const FrameworkInputs& in) 
         if (auto id = first({"SLURM_NODEID"}); id && parse_uint(*id, node))
             add(env::kLocalWorldSize, std::to_string(tasks_on_node(*tpn, static_cast<int>(node))));
     }
-    if (auto nodes = first({"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}))
+    if (!in.master_addr.empty())
+        add(env::kMasterAddr, in.master_addr);
+    else if (auto nodes = first({"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}))
         add(env::kMasterAddr, first_host(*nodes));
     unsigned long long job = 0, step = 0;
     auto job_text = first({"SLURM_JOB_ID", "SLURM_JOBID"});
-    if (job_text && parse_uint(*job_text, job)) {
+    if (!in.master_port.empty()) {
+        add(env::kMasterPort, in.master_port);
+    } else if (job_text && parse_uint(*job_text, job)) {
         if (auto s = first({"SLURM_STEP_ID", "SLURM_STEPID"})) parse_uint(*s, step);
         add(env::kMasterPort, std::to_string(master_port(job, step, in.master_port_min, in.master_port_max)));
     }
+    torchrun_env(get, in, out);
     return out;
 }
 

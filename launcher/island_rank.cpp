@@ -37,14 +37,23 @@ IslandRankOutcome island_rank(const Options& opt, const std::string& node, int l
     return out;
 }
 
+std::vector<EnvVar> island_procid_env(const std::string& rank, const std::string& slurm_procid) {
+    if (rank.empty()) return {};
+    return {{"SLURM_PROCID", rank, false}, {"GPUTOPO_SLURM_PROCID", slurm_procid, false}};
+}
+
 void apply_island_rank(std::vector<EnvVar>& wanted, const std::string& rank) {
     if (rank.empty()) return;
-    for (EnvVar& v : wanted)
-        if (v.name == env::kRankVar) {
-            v.value = rank;
-            return;
-        }
-    wanted.push_back({env::kRankVar, rank, true});
+    // ROLE_RANK is RANK for torchrun's single role.
+    for (const char* name : {env::kRankVar, env::kRoleRank}) {
+        bool found = false;
+        for (EnvVar& v : wanted)
+            if (v.name == name) {
+                v.value = rank;
+                found = true;
+            }
+        if (!found) wanted.push_back({name, rank, true});
+    }
 }
 
 }  // namespace gputopo::launch

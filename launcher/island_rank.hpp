@@ -23,6 +23,16 @@ struct IslandRankOutcome {
 // `node`: this node's Slurm name; `local_id`: SLURM_LOCALID.
 IslandRankOutcome island_rank(const Options& opt, const std::string& node, int local_id, const Getenv& getenv_fn);
 
+// --island-procid: the program's SLURM_PROCID becomes the island rank (it
+// replaces Slurm's value, which stays in GPUTOPO_SLURM_PROCID), so code that
+// computes its rank from SLURM_PROCID (JAX's SlurmCluster, Lightning's
+// SLURMEnvironment, Megatron-Bridge) follows island order. SLURM_LOCALID
+// stays: island order keeps a node's tasks together and the GPU at position
+// LOCAL_RANK is the task's own. What it changes: PMI/PMIx ranks (MPI) stay
+// Slurm's; srun --label and --output=%t name Slurm's task id; srun
+// --multi-prog chose the program by Slurm's task id. Empty when `rank` is.
+std::vector<EnvVar> island_procid_env(const std::string& rank, const std::string& slurm_procid);
+
 // Sets RANK in `wanted` (the framework variables) to `rank` (keeping
 // user_wins: a RANK the user exported still wins).
 void apply_island_rank(std::vector<EnvVar>& wanted, const std::string& rank);

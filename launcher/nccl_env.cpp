@@ -4,7 +4,11 @@
 #include <net/if.h>
 #include <sys/socket.h>
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
 
 #include "topo/core/env_names.hpp"
 
@@ -56,7 +60,54 @@ std::vector<NetInterface> list_interfaces() {
 std::vector<EnvVar> nccl_socket_env(const std::vector<NetInterface>& interfaces) {
     std::string v = socket_ifname_value(interfaces);
     if (v.empty()) return {};
-    return {{env::kNcclSocketIfname, v, true}};
+    std::string first = v.substr(1, v.find(',') == std::string::npos ? std::string::npos : v.find(',') - 1);
+    return {{env::kNcclSocketIfname, v, true}, {env::kGlooSocketIfname, first, true}};
+}
+
+namespace {
+
+void read_conf_file(const std::string& path, std::map<std::string, ConfValue>& out) {
+    std::ifstream in(path);
+    std::string line;
+    for (int n = 0; in && std::getline(in, line) && n < 10000; ++n) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty() || line[0] == '#') continue;
+        size_t eq = line.find('=');
+        if (eq == std::string::npos || eq == 0) continue;
+        std::string name = line.substr(0, eq);
+        if (name.rfind("NCCL_", 0) != 0) continue;
+        out.emplace(name, ConfValue{line.substr(eq + 1), path});
+    }
+}
+
+std::string home_dir(const Getenv& get) {
+    if (auto h = get("HOME"); h && !h->empty()) return *h;
+    if (passwd* pw = getpwuid(getuid()); pw && pw->pw_dir) return pw->pw_dir;
+    return "";
+}
+
+}  // namespace
+
+std::map<std::string, ConfValue> nccl_conf_values(const Getenv& get, const std::string& root) {
+    std::map<std::string, ConfValue> out;
+    if (auto f = get("NCCL_CONF_FILE"); f && !f->empty()) {
+        read_conf_file(*f, out);
+    } else {
+        std::string home = home_dir(get);
+        if (!home.empty()) read_conf_file(home + "/.nccl.conf", out);
+    }
+    read_conf_file(root + "/etc/nccl.conf", out);
+    return out;
+}
+
+Getenv with_nccl_conf(const Getenv& get, const std::map<std::string, ConfValue>& conf) {
+    if (conf.empty()) return get;
+    return [get, conf](const std::string& name) -> std::optional<std::string> {
+        if (auto v = get(name)) return v;
+        auto it = conf.find(name);
+        if (it == conf.end()) return std::nullopt;
+        return it->second.value;
+    };
 }
 
 }  // namespace gputopo::launch

@@ -93,6 +93,21 @@ const std::vector<Spec>& specs() {
          [](Options& o, const std::string&, const std::string& v) { o.nccl_topo_file = v; }},
         {"islands", true, "FILE", "gputopo.conf for --rank-order=island when the plugin did not set GPUTOPO_RANK",
          [](Options& o, const std::string&, const std::string& v) { o.islands = v; }},
+        {"island-procid", false, "",
+         "with --rank-order=island also give the program SLURM_PROCID = the island rank (for JAX, Lightning's Slurm "
+         "path, Megatron-Bridge; the original stays in GPUTOPO_SLURM_PROCID)",
+         [](Options& o, const std::string& w, const std::string& v) { o.island_procid = v.empty() || parse_bool(w, v); }},
+        {"framework", true, "auto|jax",
+         "jax: isolate gives way to JAX's own one-device choice (SLURM_LOCALID); refuses a plugin-isolated task JAX cannot run in",
+         [](Options& o, const std::string& w, const std::string& v) {
+             if (v != "auto" && v != "jax") bad(w, v, "auto or jax");
+             o.framework = v;
+         }},
+        {"error-file", true, "PATTERN|auto|none",
+         "TORCHELASTIC_ERROR_FILE per rank (%j job, %r rank, %R restart); auto: in --log DIR, else $TMPDIR or /tmp",
+         [](Options& o, const std::string&, const std::string& v) { o.error_file = v; }},
+        {"sysroot", true, "DIR", "prefix for the /sys, /proc and /etc files read outside Slurm (cgroup cpuset, GPUs, nccl.conf; for tests)",
+         [](Options& o, const std::string&, const std::string& v) { o.sysroot = v; }},
         {"master-port-range", true, "LO-HI", "MASTER_PORT range (default 20000-29999)",
          [](Options& o, const std::string& w, const std::string& v) {
              size_t dash = v.find('-');

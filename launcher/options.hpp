@@ -43,6 +43,10 @@ struct Options {
     std::string rank_order = "slurm";      // slurm | island: RANK = SLURM_PROCID or GPUTOPO_RANK (launcher/island_rank.hpp)
     std::string nccl_topo_file;            // --nccl-topo-file PATH (%n node, %h host, %j job id): write and export NCCL_TOPO_FILE
     std::string islands;                   // gputopo.conf for island ranks when the plugin did not set them
+    bool island_procid = false;            // --island-procid: with --rank-order=island also SLURM_PROCID = island rank
+    std::string framework = "auto";        // auto | jax (JAX: isolate gives way to JAX's own device choice)
+    std::string error_file = "auto";       // TORCHELASTIC_ERROR_FILE pattern (%j %r %R); auto; none
+    std::string sysroot;                   // prefix for /sys, /proc, /etc read outside Slurm (tests)
     int master_port_min = 20000;
     int master_port_max = 29999;
 

@@ -14,6 +14,7 @@
 #include "step/apply.hpp"
 #include "step/topology_path.hpp"
 #include "launcher/classify.hpp"
+#include "launcher/error_file.hpp"
 #include "launcher/events.hpp"
 #include "launcher/framework_env.hpp"
 #include "launcher/hooks.hpp"
@@ -21,9 +22,11 @@
 #include "launcher/nccl_env.hpp"
 #include "launcher/nccl_topo_file.hpp"
 #include "launcher/options.hpp"
+#include "launcher/rank_sources.hpp"
 #include "launcher/requeue.hpp"
 #include "launcher/slurm_ctl.hpp"
 #include "launcher/supervisor.hpp"
+#include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/core/version.hpp"
 
@@ -37,20 +40,36 @@ std::optional<std::string> real_getenv(const std::string& name) {
     return std::string(v);
 }
 
+// The task's environment as the launcher reads it: the real one with the
+// rank source's normalised SLURM_* variables in front (launcher/rank_sources).
+Getenv task_getenv = real_getenv;
+
 int env_int(const char* name, int fallback) {
-    const char* v = std::getenv(name);
-    if (!v || !*v) return fallback;
+    auto v = task_getenv(name);
+    if (!v || v->empty()) return fallback;
     char* end = nullptr;
-    long n = std::strtol(v, &end, 10);
+    long n = std::strtol(v->c_str(), &end, 10);
     return (end && *end == 0) ? static_cast<int>(n) : fallback;
 }
 
-std::string env_str(const char* name) {
-    const char* v = std::getenv(name);
-    return v ? v : "";
-}
+std::string env_str(const char* name) { return task_getenv(name).value_or(""); }
 
 void say(const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); }
+
+// --framework=jax: the shared GPU view instead of isolate (JAX narrows each
+// process to device SLURM_LOCALID itself).
+Options binding_options(const Options& opt) {
+    Options o = opt;
+    if (o.framework == "jax") o.gpu_topo.isolate = false;
+    return o;
+}
+
+// The value `name` will have in the program's environment.
+std::string final_value(const ResolvedEnv& env, const Getenv& current, const char* name) {
+    for (const auto& v : env.set)
+        if (v.name == name) return v.value;
+    return current(name).value_or("");
+}
 
 std::string host_name() {
     char host[256] = {0};
@@ -118,27 +137,44 @@ void add_nccl_topo_file(const Options& opt, const RankInfo& ri, NodeOnce& node, 
     if (speaks(opt, ri)) say("gputopo: " + note);
 }
 
-// Phase 1: the environment and the binding (nothing applied yet).
-Prepared prepare(const Options& opt, const RankInfo& ri) {
-    Prepared p;
+// The framework variables (torchrun's included), from the rank source.
+void add_framework_env(const Options& opt, const RankInfo& ri, const RankSourceView& rs, std::vector<EnvVar>& wanted) {
     try {
-        FrameworkInputs fi{opt.master_port_min, opt.master_port_max};
-        for (auto& v : framework_env(real_getenv, fi)) p.wanted.push_back(v);
+        FrameworkInputs fi;
+        fi.master_port_min = opt.master_port_min;
+        fi.master_port_max = opt.master_port_max;
+        fi.max_restarts = opt.max_restarts;
+        fi.error_file = resolve_error_file(opt, ri.job_id, ri.rank, ri.restart_count);
+        fi.master_addr = rs.source.master_addr;
+        fi.master_port = rs.source.master_port;
+        for (auto& v : framework_env(task_getenv, fi)) wanted.push_back(v);
     } catch (const ParseError& e) {
         say("gputopo: " + std::string(e.what()) + "; framework variables not set");
     }
-    IslandRankOutcome ir = island_rank(opt, ri.node, ri.local_rank, real_getenv);
+}
+
+// A rank source other than Slurm placed this task (torchrun, Open MPI, a pod):
+// the launcher binds it without a Slurm job step.
+bool ranked_outside_slurm(const RankSourceView& rs) { return rs.source.name != "slurm" && rs.source.name != "none"; }
+
+// Phase 1: the environment and the binding (nothing applied yet).
+Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& rs) {
+    Prepared p;
+    add_framework_env(opt, ri, rs, p.wanted);
+    IslandRankOutcome ir = island_rank(opt, ri.node, ri.local_rank, task_getenv);
     apply_island_rank(p.wanted, ir.rank);
+    if (opt.island_procid && opt.rank_order == "island")
+        for (auto& v : island_procid_env(ir.rank, env_str("SLURM_PROCID"))) p.wanted.push_back(v);
     if (!ir.note.empty() && speaks(opt, ri) && (ir.rank.empty() || opt.verbose)) say("gputopo: " + ir.note);
     NodeOnce node(opt.topology, ri.node, ri.host);
-    p.binding = compute_binding(opt, real_getenv, node);
+    p.binding = compute_binding(binding_options(opt), task_getenv, node, ranked_outside_slurm(rs));
     p.binding_mode = opt.gpu_topo.mode;
     for (auto& v : p.binding.action.wanted) p.wanted.push_back(v);
     for (auto& v : ir.env) p.wanted.push_back(v);
     if (!opt.nccl_topo_file.empty()) add_nccl_topo_file(opt, ri, node, p.wanted);
     for (auto& v : nccl_socket_env(list_interfaces())) p.wanted.push_back(v);
     p.wanted.push_back({"GPUTOPO_NO_REQUEUE_EXIT", std::to_string(opt.no_requeue_code), false});
-    p.env = keep_user_values(p.wanted, real_getenv);
+    p.env = keep_user_values(p.wanted, with_nccl_conf(real_getenv, nccl_conf_values(real_getenv, opt.sysroot)));
     const std::string& note = p.binding.note;
     if (!p.binding.bound && note.find("running unbound") != std::string::npos && speaks(opt, ri))
         say("gputopo: warning: " + note);
@@ -147,10 +183,13 @@ Prepared prepare(const Options& opt, const RankInfo& ri) {
 }
 
 // Phase 2 (--dry-run): what would be done, on stdout.
-int dry_run(const Options& opt, const RankInfo& ri, const Prepared& p) {
+int dry_run(const Options& opt, const RankInfo& ri, const RankSourceView& rs, const Prepared& p) {
     std::printf("gputopo-launch dry run: rank %d (local %d) on %s, %d node(s), job %s, restart %d\n", ri.rank,
                 ri.local_rank, ri.node.c_str(), ri.nodes, ri.job_id.empty() ? "-" : ri.job_id.c_str(),
                 ri.restart_count);
+    std::printf("rank source: %s\n", rs.source.note.c_str());
+    if (!rs.gpus_from.empty()) std::printf("node GPUs: from %s\n", rs.gpus_from.c_str());
+    if (rs.cpuset) std::printf("cgroup cpuset: %s\n", rs.cpuset->to_list().c_str());
     const LaunchBinding& b = p.binding;
     std::printf("binding: %s\n", b.bound ? p.binding_text().c_str() : (b.note.empty() ? "none" : b.note.c_str()));
     if (b.bound && !b.note.empty()) std::printf("binding note: %s\n", b.note.c_str());
@@ -266,6 +305,20 @@ SuperviseResult supervise_program(const Options& opt, const RankInfo& ri, EventL
     return supervise(opt, sc);
 }
 
+// The error file the program wrote (torchelastic's record), as evidence for
+// the classification of a failed end.
+void read_error_file(const std::string& error_file, SuperviseResult& sr, EventLog& log) {
+    if (error_file.empty() || exit_status_of(sr.end) == 0) return;
+    ErrorRecord er = read_error_record(error_file);
+    if (er.found) {
+        sr.end.error_record = er.message + "\n" + er.callstack;
+        log.write(Event("error_file").add("path", error_file).add("message", er.message)
+                      .add("timestamp", er.timestamp).add("error_code", er.error_code));
+    } else if (!er.problem.empty()) {
+        log.write(Event("error_file").add("path", error_file).add("problem", er.problem));
+    }
+}
+
 // Phase 6: how the program ended; logs it and says so.
 Classification classify_end(const Options& opt, const RankInfo& ri, const SuperviseResult& sr, EventLog& log) {
     ClassifyPolicy pol;
@@ -364,6 +417,8 @@ std::optional<int> parse_phase(int argc, char** argv, Options& opt) {
 int launcher_main(int argc, char** argv) {
     Options opt;
     if (auto rc = parse_phase(argc, argv, opt)) return *rc;
+    const RankSourceView rs = rank_source_view(opt, real_getenv);
+    task_getenv = rs.getenv;
     const RankInfo ri = rank_info();
     EventLog log;
     EventContext ectx{ri.job_id, env_str("SLURM_STEP_ID"), ri.restart_count, ri.rank, ri.node};
@@ -371,13 +426,28 @@ int launcher_main(int argc, char** argv) {
         std::string err;
         if (!log.open(opt.log_dir, ectx, err)) say("gputopo: " + err + "; events are not logged");
     }
-    Prepared p = prepare(opt, ri);
-    if (opt.dry_run) return dry_run(opt, ri, p);
+    Prepared p = prepare(opt, ri, rs);
+    if (opt.framework == "jax") {
+        std::string problem = jax_device_problem(ri.local_rank, final_value(p.env, real_getenv, env::kCudaVisibleDevices));
+        if (!problem.empty()) {
+            say("gputopo: " + problem);
+            if (p.binding.exchange) forget_step_gpus(*p.binding.exchange);
+            return 2;
+        }
+    }
+    if (opt.dry_run) return dry_run(opt, ri, rs, p);
     if (!apply(opt, ri, p, log)) {
         log.write(Event("end").add("class", "failed").add("evidence", "strict: binding not applied").add("exit_status", 1));
         if (p.binding.exchange) forget_step_gpus(*p.binding.exchange);
         return 1;
     }
+
+    // The error file the program writes to (a TORCHELASTIC_ERROR_FILE the
+    // user or torchrun set is read too, and only ours is cleared beforehand:
+    // a file from an earlier run is not this run's evidence).
+    const std::string error_file = final_value(p.env, real_getenv, env::kTorchelasticErrorFile);
+    if (!error_file.empty() && error_file == resolve_error_file(opt, ri.job_id, ri.rank, ri.restart_count))
+        unlink(error_file.c_str());
 
     SuperviseResult sr;
     if (!preflight_failed(opt, ri, sr.end)) {
@@ -390,6 +460,7 @@ int launcher_main(int argc, char** argv) {
         }
     }
     if (p.binding.exchange) forget_step_gpus(*p.binding.exchange);
+    read_error_file(error_file, sr, log);
     Classification c = classify_end(opt, ri, sr, log);
     int status = exit_status_of(sr.end);
     if (c.cls == FailureClass::Success || !retryable(c.cls, opt)) return status;

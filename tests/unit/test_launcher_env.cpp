@@ -79,9 +79,14 @@ TEST_CASE("NCCL_SOCKET_IFNAME: usable interfaces only, IPoIB first, exact match"
     CHECK(socket_ifname_value(ifs) == "=ib0,eth0");
     CHECK(socket_ifname_value({{"lo", true, true, true}}).empty());
     auto env = nccl_socket_env(ifs);
-    REQUIRE(env.size() == 1);
+    REQUIRE(env.size() == 2);
     CHECK(env[0].name == "NCCL_SOCKET_IFNAME");
     CHECK(env[0].user_wins);
+    // Gloo: plain names, only the first (several are round-robined and every
+    // rank must list as many).
+    CHECK(env[1].name == "GLOO_SOCKET_IFNAME");
+    CHECK(env[1].value == "ib0");
+    CHECK(env[1].user_wins);
     // This machine: never lo.
     std::string here = socket_ifname_value(list_interfaces());
     CHECK(here.find("=lo") == std::string::npos);

@@ -35,6 +35,19 @@ inline constexpr const char* kWorldSize = "WORLD_SIZE";
 inline constexpr const char* kLocalWorldSize = "LOCAL_WORLD_SIZE";
 inline constexpr const char* kMasterAddr = "MASTER_ADDR";
 inline constexpr const char* kMasterPort = "MASTER_PORT";
+// What torchrun's agent also sets per worker.
+inline constexpr const char* kGroupRank = "GROUP_RANK";
+inline constexpr const char* kGroupWorldSize = "GROUP_WORLD_SIZE";
+inline constexpr const char* kRoleRank = "ROLE_RANK";
+inline constexpr const char* kRoleWorldSize = "ROLE_WORLD_SIZE";
+inline constexpr const char* kRoleName = "ROLE_NAME";
+inline constexpr const char* kNodeRank = "NODE_RANK";
+inline constexpr const char* kTorchelasticRestartCount = "TORCHELASTIC_RESTART_COUNT";
+inline constexpr const char* kTorchelasticMaxRestarts = "TORCHELASTIC_MAX_RESTARTS";
+inline constexpr const char* kTorchelasticRunId = "TORCHELASTIC_RUN_ID";
+inline constexpr const char* kTorchelasticErrorFile = "TORCHELASTIC_ERROR_FILE";
+inline constexpr const char* kGlooSocketIfname = "GLOO_SOCKET_IFNAME";
+inline constexpr const char* kJaxCoordinatorAddress = "JAX_COORDINATOR_ADDRESS";
 
 // gputopo's own settings, read.
 inline constexpr const char* kNvmlLibrary = "GPUTOPO_NVML_LIBRARY";             // NVML to load (tests: the fake)

@@ -22,6 +22,7 @@
 // (expected ...)".
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,9 @@ void read_island_conf(const std::string& path, IslandMap& map, std::vector<std::
 // Slurm's topology.conf (tree and/or block lines).
 void parse_slurm_topology(std::string_view text, const std::string& file, IslandMap& map);
 void read_slurm_topology(const std::string& path, IslandMap& map);
+// The tree above the leaves: switch -> the switch whose Switches= lists it
+// (for node labels: leaf -> spine -> core). Malformed lines throw as above.
+std::map<std::string, std::string> parse_switch_parents(std::string_view text, const std::string& file);
 
 // gputopo.conf and the topology.conf files it names, sealed. Throws
 // TopologyError (unreadable file) or ParseError (malformed line, a node in two

@@ -1,5 +1,6 @@
 // Slurm's topology.conf: leaf switches (topology/tree) and blocks
 // (topology/block) become islands.
+#include <map>
 #include <string>
 
 #include "topo/core/conf_lines.hpp"
@@ -53,6 +54,18 @@ void parse_slurm_topology(std::string_view text, const std::string& file, Island
         map.add(name, hostlist_of(line, *nodes, "Nodes"),
                 block ? IslandSource::TopologyBlock : IslandSource::TopologyTree, line.origin());
     }
+}
+
+std::map<std::string, std::string> parse_switch_parents(std::string_view text, const std::string& file) {
+    std::map<std::string, std::string> parent;
+    for (const ConfLine& line : parse_conf_lines(text, file)) {
+        if (!iequals(line.pairs.front().first, "SwitchName")) continue;
+        const std::string* below = line.get("Switches");
+        if (!below) continue;
+        Hostlist children = hostlist_of(line, *below, "Switches");
+        for (uint64_t i = 0; i < children.count() && i < 100000; ++i) parent.emplace(children.nth(i), line.pairs.front().second);
+    }
+    return parent;
 }
 
 void read_slurm_topology(const std::string& path, IslandMap& map) {
