@@ -25,6 +25,7 @@ std::string index_list(const std::vector<int>& values) {
 
 void write_plan_json(JsonWriter& w, const Plan& plan) {
     w.begin_object();
+    w.key("schema_version").value(kJsonSchemaVersion);
     w.key("mode").value(mode_name(plan.mode));
     w.key("tasks").begin_array();
     for (const auto& t : plan.tasks) {
@@ -52,8 +53,9 @@ std::string plan_json(const Plan& plan, int indent) {
     return w.str() + "\n";
 }
 
-std::string plan_table(const Plan& plan) {
-    std::string out = "mode: ";
+std::string plan_table(const Plan& plan, const std::string& host) {
+    std::string out = host.empty() ? std::string() : "host: " + host + "   ";
+    out += "mode: ";
     out += mode_name(plan.mode);
     out += "   tasks: " + std::to_string(plan.tasks.size());
     out += "   node NICs: " + (plan.node_nics.empty() ? std::string("none") : join(plan.node_nics, ","));
