@@ -137,7 +137,8 @@ unit-tests: $(UNIT) $(if $(FAKE_NVML_SRC),$(FAKE_NVML))
 
 # Install the Debian packages the build and the tests need, when missing.
 DEPS := g++ make pkg-config libhwloc-dev hwloc libxml2-dev catch2 libibverbs-dev \
-        slurmctld slurmd slurm-client libslurm-dev munge python3 procps iproute2
+        slurmctld slurmd slurm-client libslurm-dev munge python3 procps iproute2 \
+        graphviz man-db
 deps:
 	@missing=""; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -178,6 +179,9 @@ install: all
 	for m in $(wildcard man/*.1); do install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/; done
 	for m in $(wildcard man/*.5); do install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man5/; done
 	for m in $(wildcard man/*.8); do install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man8/; done
+	install -d $(DESTDIR)$(PREFIX)/share/doc/gputopo/img
+	for d in $(wildcard docs/*.md); do install -m 0644 $$d $(DESTDIR)$(PREFIX)/share/doc/gputopo/; done
+	for d in $(wildcard docs/img/*); do install -m 0644 $$d $(DESTDIR)$(PREFIX)/share/doc/gputopo/img/; done
 	install -D -m 0755 etc/gputopo-healthcheck.sh $(DESTDIR)$(PREFIX)/libexec/gputopo-healthcheck.sh
 	$(if $(wildcard etc/plugstack.conf.d/gputopo.conf),sed 's|@PLUGIN@|$(SLURM_PLUGIN_DIR)/gputopo.so|' etc/plugstack.conf.d/gputopo.conf > $(DESTDIR)/etc/slurm/plugstack.conf.d/gputopo.conf)
 

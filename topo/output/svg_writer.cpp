@@ -200,6 +200,7 @@ struct Drawing {
     Canvas edges, boxes;
     std::map<int, std::pair<int, int>> gpu_anchor;  // GPU index -> (centre x, bottom y)
     int leaf_y = 0;
+    int text_right = 0;  // right end of the widest text line drawn below the tree
 };
 
 void task_chips(Drawing& d, int x, int y, const std::vector<int>& tasks) {
@@ -394,11 +395,12 @@ void draw_cpus(Drawing& d, const std::vector<PkgBox>& pkgs, int y, int numa_h) {
 // The plan as a table under the picture, one colour swatch per task.
 int draw_plan_legend(Drawing& d, int y) {
     const Plan& plan = *d.plan;
-    d.boxes.text(kMargin, y + 14,
-                 std::string("Plan: mode ") + mode_name(plan.mode) + ", " + std::to_string(plan.tasks.size()) +
-                     " task" + (plan.tasks.size() == 1 ? "" : "s") + ", node NICs " +
-                     (plan.node_nics.empty() ? std::string("none") : join(plan.node_nics, ",")),
-                 "b");
+    const std::string header = std::string("Plan: mode ") + mode_name(plan.mode) + ", " +
+                               std::to_string(plan.tasks.size()) + " task" + (plan.tasks.size() == 1 ? "" : "s") +
+                               ", node NICs " +
+                               (plan.node_nics.empty() ? std::string("none") : join(plan.node_nics, ","));
+    d.boxes.text(kMargin, y + 14, header, "b");
+    d.text_right = std::max(d.text_right, kMargin + static_cast<int>(header.size()) * kCharW);
     std::vector<std::vector<std::string>> rows{{"TASK", "GPUS", "GPU PCI", "CPUS", "MEMS", "NICS", "ISLAND"}};
     for (const auto& t : plan.tasks) {
         std::vector<std::string> pci;
@@ -417,6 +419,7 @@ int draw_plan_legend(Drawing& d, int y) {
             d.boxes.text(x, ry, rows[r][c].empty() ? "-" : rows[r][c], r == 0 ? "tm b" : "tm");
             x += static_cast<int>(width[c] + 2) * kMonoCharW;
         }
+        d.text_right = std::max(d.text_right, x);
         ry += 16;
     }
     for (const auto& n : plan.notes) {
@@ -431,7 +434,8 @@ int draw_key(Drawing& d, int y) {
     auto item = [&](const std::string& cls, const std::string& style, const std::string& label) {
         d.boxes.rect(x, y, 22, 14, cls, 3, style);
         d.boxes.text(x + 28, y + 11, label, "s");
-        x += 36 + static_cast<int>(label.size()) * 6;
+        x += 48 + static_cast<int>(label.size()) * 6;
+        d.text_right = std::max(d.text_right, x);
     };
     item("gpu", "", "GPU");
     item("nic", "", "NIC for GPU traffic");
@@ -447,7 +451,7 @@ int draw_key(Drawing& d, int y) {
 std::string topology_svg(const Node& node, const std::vector<int>& islands, const Plan* plan) {
     const std::vector<NumaDevices> forest = device_forest(node);
     const std::vector<PkgBox> pkgs = cpu_boxes(node, forest);
-    Drawing d{node, islands, plan, plan ? plan_owners(*plan) : PlanOwners{}, {}, {}, {}, 0};
+    Drawing d{node, islands, plan, plan ? plan_owners(*plan) : PlanOwners{}, {}, {}, {}, 0, 0};
 
     int usable = 0;
     for (const auto& n : node.nics) usable += n.usable() ? 1 : 0;
@@ -490,10 +494,10 @@ std::string topology_svg(const Node& node, const std::vector<int>& islands, cons
     y = plan ? draw_plan_legend(d, y) + 8 : draw_key(d, y);
     for (const auto& w : node.warnings) {
         d.boxes.text(kMargin, y + 12, "warning: " + w, "w");
+        d.text_right = std::max(d.text_right, kMargin + static_cast<int>(w.size() + 9) * 6);
         y += 16;
     }
-    int width = right + kMargin;
-    if (plan) width = std::max(width, kMargin + 120 * kMonoCharW);
+    int width = std::max(right, d.text_right) + kMargin;
     width = std::max(width, static_cast<int>(subtitle.size()) * kCharW + 2 * kMargin);
     const int height = y + kMargin;
 
