@@ -1,6 +1,7 @@
 #include "topo/output/svg_writer.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 
@@ -41,6 +42,30 @@ std::string attr(const std::string& s) { return xml_escape(s); }
 
 std::string truncate(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
 
+// Estimated width of `s` at font size `px` in a sans-serif font (capitals and
+// digits wider than lower case, punctuation narrow); renderers differ a little.
+double text_width(const std::string& s, double px) {
+    double w = 0;
+    for (unsigned char c : s) w += std::isupper(c) ? 0.70 : std::isalnum(c) ? 0.58 : 0.36;
+    return w * px;
+}
+
+// `s` shortened (ending in "~") until it fits `width` at `px`.
+std::string fit_text(std::string s, double px, int width) {
+    if (text_width(s, px) <= width) return s;
+    while (s.size() > 1 && text_width(s + "~", px) > width) s.pop_back();
+    return s + "~";
+}
+
+// The font size (at most 11) at which `s` fits `width` in bold: long NIC
+// names are shown whole, smaller.
+std::string font_to_fit(const std::string& s, int width) {
+    const double w = text_width(s, 11) * 1.08;
+    if (w <= width) return "";
+    const int px = std::max(7, static_cast<int>(11.0 * width / w));
+    return "font-size:" + std::to_string(px) + "px";
+}
+
 // `color` ("#rrggbb") mixed with white: 0 the colour, 1 white.
 std::string tint(const std::string& color, double white) {
     unsigned r = 0, g = 0, b = 0;
@@ -61,12 +86,9 @@ public:
         if (!style.empty()) out_ += " style=\"" + style + "\"";
         out_ += "/>\n";
     }
-    // `fit` > 0: squeeze a longer text into that many units (long NIC names).
     void text(int x, int y, const std::string& s, const std::string& cls = "", const char* anchor = nullptr,
-              const std::string& style = "", int fit = 0) {
+              const std::string& style = "") {
         out_ += "<text x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\"";
-        if (fit > 0 && static_cast<int>(s.size()) * 8 > fit)
-            out_ += " textLength=\"" + std::to_string(fit) + "\" lengthAdjust=\"spacingAndGlyphs\"";
         if (!cls.empty()) out_ += " class=\"" + cls + "\"";
         if (anchor) out_ += std::string(" text-anchor=\"") + anchor + "\"";
         if (!style.empty()) out_ += " style=\"" + style + "\"";
@@ -227,7 +249,7 @@ void draw_gpu(Drawing& d, const Gpu& g, int x, int y) {
     d.boxes.rect(x, y, kGpuW, kLeafH, "gpu", 6, style);
     d.boxes.text(x + 8, y + 16, "GPU" + std::to_string(g.index), "b");
     if (g.numa >= 0) d.boxes.text(x + kGpuW - 8, y + 16, "NUMA " + std::to_string(g.numa), "s", "end");
-    d.boxes.text(x + 8, y + 31, truncate(g.model.empty() ? vendor_name(g.vendor) : short_gpu_model(g.model), 20));
+    d.boxes.text(x + 8, y + 31, fit_text(g.model.empty() ? vendor_name(g.vendor) : short_gpu_model(g.model), 11, kGpuW - 16));
     d.boxes.text(x + 8, y + 46, g.pci.to_string(), "m");
     if (!tasks.empty()) task_chips(d, x + 8, y + 65, tasks);
     else if (g.memory_bytes > 0) d.boxes.text(x + 8, y + 64, gib(g.memory_bytes), "s");
@@ -259,7 +281,7 @@ void draw_nic(Drawing& d, const Nic& n, int x, int y) {
     std::string style;
     if (!tasks.empty()) style = "stroke:" + task_color(tasks[0]) + ";stroke-width:3";
     d.boxes.rect(x, y, kNicW, kLeafH, usable ? "nic" : "off", 6, style);
-    d.boxes.text(x + 8, y + 16, n.name, "b", nullptr, "", kNicW - 16);
+    d.boxes.text(x + 8, y + 16, n.name, "b", nullptr, font_to_fit(n.name, kNicW - 16));
     d.boxes.text(x + 8, y + 31, n.pci != PciAddress{} || n.pci_object >= 0 ? n.pci.to_string() : "no PCI address", "m");
     d.boxes.text(x + 8, y + 46, truncate(port_summary(n), 17), "s");
     if (!tasks.empty()) task_chips(d, x + 8, y + 65, tasks);
