@@ -30,6 +30,11 @@ void write_plan_json(JsonWriter& w, const Plan& plan);
 // The plan as a JSON document, indented (`indent` 0: one line), newline-terminated.
 std::string plan_json(const Plan& plan, int indent = 2);
 
+// The task table: a header row (TASK GPUS "GPU PCI" CPUS MEMS NICS ISLAND)
+// and one row per task; empty cells where a task has none. Shared by the text
+// table and the SVG picture's legend.
+std::vector<std::vector<std::string>> plan_rows(const Plan& plan);
+
 // A header line ("host: H   mode: M   tasks: N   node NICs: ..."; no host
 // part when `host` is empty), one aligned line per task, then one "note:" line
 // per note.

@@ -423,13 +423,7 @@ int draw_plan_legend(Drawing& d, int y) {
                                (plan.node_nics.empty() ? std::string("none") : join(plan.node_nics, ","));
     d.boxes.text(kMargin, y + 14, header, "b");
     d.text_right = std::max(d.text_right, kMargin + static_cast<int>(header.size()) * kCharW);
-    std::vector<std::vector<std::string>> rows{{"TASK", "GPUS", "GPU PCI", "CPUS", "MEMS", "NICS", "ISLAND"}};
-    for (const auto& t : plan.tasks) {
-        std::vector<std::string> pci;
-        for (const auto& a : t.gpu_pci) pci.push_back(a.to_string());
-        rows.push_back({std::to_string(t.task), index_list(t.gpus), join(pci, ","), t.cpus.to_list(), index_list(t.mems),
-                        join(t.nics, ","), t.island >= 0 ? std::to_string(t.island) : std::string()});
-    }
+    const std::vector<std::vector<std::string>> rows = plan_rows(plan);
     std::vector<size_t> width(rows.front().size(), 1);
     for (const auto& r : rows)
         for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
