@@ -123,6 +123,9 @@ struct PkgBox {
     int x = 0, w = 0;
 };
 
+// "1 GPU", "8 GPUs".
+std::string count_of(size_t n, const std::string& what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); }
+
 std::string gib(uint64_t bytes) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.0f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
@@ -472,10 +475,11 @@ std::string topology_svg(const Node& node, const std::vector<int>& islands, cons
     int usable = 0;
     for (const auto& n : node.nics) usable += n.usable() ? 1 : 0;
     const std::string title = node.hostname.empty() ? std::string("gputopo") : node.hostname;
-    const std::string subtitle =
-        std::to_string(node.gpus.size()) + " GPUs, " + std::to_string(node.nics.size()) + " NICs (" +
-        std::to_string(usable) + " usable RDMA), " + std::to_string(node.numa_nodes.size()) + " NUMA nodes, " +
-        std::to_string(node.cpus.count()) + " CPUs" + (node.source.empty() ? std::string() : " | " + node.source);
+    const std::string subtitle = count_of(node.gpus.size(), "GPU") + ", " + count_of(node.nics.size(), "NIC") + " (" +
+                                 std::to_string(usable) + " usable RDMA), " +
+                                 count_of(node.numa_nodes.size(), "NUMA node") + ", " +
+                                 count_of(static_cast<size_t>(node.cpus.count()), "CPU") +
+                                 (node.source.empty() ? std::string() : " | " + node.source);
     d.boxes.text(kMargin, 28, title, "t");
     d.boxes.text(kMargin, 47, subtitle, "st");
 
