@@ -206,12 +206,14 @@ const Spec* find_spec(const std::string& key) {
     return nullptr;
 }
 
-// "did you mean checkpoint-cmd?" for a mistyped key, else where the list is.
-std::string key_hint(const std::string& key) {
+// "did you mean --checkpoint-cmd?" for a mistyped key (`dashes` "--" on the
+// command line, "" in a config file), else where the list is.
+std::string key_hint(const std::string& key, const std::string& dashes = "") {
     std::vector<std::string> keys;
     for (const auto& s : specs()) keys.push_back(s.key);
     const std::string near = nearest_word(key, keys);
-    return near.empty() ? std::string("gputopo-launch --help lists the options") : "did you mean " + near + "?";
+    return near.empty() ? std::string("gputopo-launch --help lists the options")
+                        : "did you mean " + dashes + near + "?";
 }
 
 std::string read_file(const std::string& path) {
@@ -309,7 +311,7 @@ Options parse_options(int argc, const char* const* argv, const Getenv& getenv_fn
             has_value = true;
         }
         const Spec* s = find_spec(key);
-        if (!s) throw ParseError("gputopo: unknown option '--" + key + "' (" + key_hint(key) + ")");
+        if (!s) throw ParseError("gputopo: unknown option '--" + key + "' (" + key_hint(key, "--") + ")");
         if (s->takes_value && !has_value) {
             if (i + 1 >= argc) throw ParseError("gputopo: option --" + key + " needs a value (" + s->meta + ")");
             value = argv[++i];
