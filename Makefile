@@ -202,7 +202,8 @@ fuzz-run: fuzz
 
 # Install the Debian packages the build and the tests need, when missing.
 DEPS := g++ make pkg-config libhwloc-dev hwloc libxml2-dev catch2 \
-        slurmctld slurmd slurm-client libslurm-dev munge python3 procps iproute2 valgrind
+        slurmctld slurmd slurm-client libslurm-dev munge python3 procps iproute2 valgrind \
+        graphviz man-db
 deps:
 	@missing=""; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -244,7 +245,9 @@ PLUGSTACK_CONF ?= /etc/slurm/plugstack.conf.d/gputopo.conf
 # Everything install puts under $(DESTDIR), relative to it (uninstall removes these).
 INSTALLED = $(PREFIX)/bin/gputopo $(PREFIX)/bin/gputopo-launch $(READERS_DIR)/gputopo-readers.so \
             $(SLURM_PLUGIN_DIR)/gputopo.so $(PREFIX)/libexec/gputopo-healthcheck.sh \
-            $(foreach m,$(wildcard man/*.[158]),$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+            $(foreach m,$(wildcard man/*.[158]),$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
+            $(foreach d,$(wildcard docs/*.md),$(PREFIX)/share/doc/gputopo/$(notdir $(d))) \
+            $(foreach d,$(wildcard docs/img/*),$(PREFIX)/share/doc/gputopo/img/$(notdir $(d)))
 
 install: all
 	install -D -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/gputopo
@@ -253,6 +256,9 @@ install: all
 	install -D -m 0644 $(PLUGIN) $(DESTDIR)$(SLURM_PLUGIN_DIR)/gputopo.so
 	for m in $(wildcard man/*.[158]); do \
 	    install -D -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m#man/}; done
+	install -d $(DESTDIR)$(PREFIX)/share/doc/gputopo/img
+	for d in $(wildcard docs/*.md); do install -m 0644 $$d $(DESTDIR)$(PREFIX)/share/doc/gputopo/; done
+	for d in $(wildcard docs/img/*); do install -m 0644 $$d $(DESTDIR)$(PREFIX)/share/doc/gputopo/img/; done
 	install -D -m 0755 etc/gputopo-healthcheck.sh $(DESTDIR)$(PREFIX)/libexec/gputopo-healthcheck.sh
 	@mkdir -p $(BUILD)
 	sed 's|@PLUGIN@|$(SLURM_PLUGIN_DIR)/gputopo.so|' etc/plugstack.conf.d/gputopo.conf > $(BUILD)/plugstack-gputopo.conf
@@ -266,7 +272,7 @@ install: all
 # install wrote (else it is the admin's: kept, with a message).
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED)) $(DESTDIR)$(PLUGSTACK_CONF).dist
-	-rmdir $(DESTDIR)$(READERS_DIR) 2>/dev/null
+	-rmdir $(DESTDIR)$(READERS_DIR) $(DESTDIR)$(PREFIX)/share/doc/gputopo/img $(DESTDIR)$(PREFIX)/share/doc/gputopo 2>/dev/null
 	@conf=$(DESTDIR)$(PLUGSTACK_CONF); [ -e $$conf ] || exit 0; \
 	sed 's|@PLUGIN@|$(SLURM_PLUGIN_DIR)/gputopo.so|' etc/plugstack.conf.d/gputopo.conf | cmp -s - $$conf && rm -f $$conf || \
 	    echo "gputopo: kept $$conf (changed by you)"

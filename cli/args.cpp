@@ -5,6 +5,7 @@
 
 #include "topo/core/cpuset.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/suggest.hpp"
 
 namespace gputopo::cli {
 
@@ -37,12 +38,19 @@ const OptionSpec* find_spec(const std::vector<OptionSpec>& specs, const std::str
     return nullptr;
 }
 
+// "unknown option '--topolgy' for 'show' (did you mean --topology?)", or a
+// pointer to --help when no option is close.
+std::string unknown_option(const std::string& command, const std::string& name, const std::vector<OptionSpec>& specs) {
+    const std::string near = nearest_word(name, option_names(specs));
+    return "unknown option '" + name + "' for '" + command + "' (" +
+           (near.empty() ? "gputopo " + command + " --help lists the options" : "did you mean " + near + "?") + ")";
+}
+
 }  // namespace
 
 ParsedArgs parse_options(const std::string& command, const std::vector<std::string>& args,
                          const std::vector<OptionSpec>& specs) {
     ParsedArgs parsed;
-    const std::string expected = "(expected " + choice_list(option_names(specs)) + ")";
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
         if (arg == "--help" || arg == "-h") {
@@ -50,7 +58,8 @@ ParsedArgs parse_options(const std::string& command, const std::vector<std::stri
             continue;
         }
         if (arg.size() < 3 || arg.compare(0, 2, "--") != 0)
-            throw UsageError("unexpected argument '" + arg + "' for '" + command + "' " + expected);
+            throw UsageError("unexpected argument '" + arg + "' for '" + command + "' (options start with --; see gputopo " +
+                             command + " --help)");
         std::string name = arg;
         std::string value;
         bool inline_value = false;
@@ -61,7 +70,7 @@ ParsedArgs parse_options(const std::string& command, const std::vector<std::stri
             inline_value = true;
         }
         const OptionSpec* spec = find_spec(specs, name);
-        if (!spec) throw UsageError("unknown option '" + name + "' for '" + command + "' " + expected);
+        if (!spec) throw UsageError(unknown_option(command, name, specs));
         if (parsed.has(name)) throw UsageError("option '" + name + "' given twice for '" + command + "'");
         if (spec->value_name.empty()) {
             if (inline_value) throw UsageError("option '" + name + "' for '" + command + "' takes no value");

@@ -6,9 +6,8 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/input.hpp"
 #include "topo/output/nccl_topo_writer.hpp"
-#include "topo/sources/source_merge.hpp"
-#include "topo/sources/topology_loader.hpp"
 
 namespace gputopo::cli {
 
@@ -38,14 +37,8 @@ int cmd_nccl_topo(const std::vector<std::string>& raw, std::ostream& out) {
         throw UsageError("nccl-topo needs -o FILE (the NCCL topology file to write; '-' for standard output)");
     const std::string output = parsed.get("--output");
     if (output.empty()) throw UsageError("empty value for -o/--output (expected a file name or '-')");
-    Node node;
-    if (parsed.has("--topology")) {
-        const std::string path = parsed.get("--topology");
-        if (path.empty()) throw UsageError("empty value for --topology (expected a topology file)");
-        node = load_topology_file(path);
-    } else {
-        node = discover_live(live_sources_from_environment());
-    }
+    Node node = load_node(parsed);
+    print_warnings(node);
     if (output == "-")
         out << nccl_topology_xml(node);
     else

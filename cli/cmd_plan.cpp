@@ -6,7 +6,10 @@
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/output/dot_writer.hpp"
 #include "topo/output/plan_format.hpp"
+#include "topo/output/svg_writer.hpp"
+#include "topo/plan/islands.hpp"
 #include "topo/plan/planner.hpp"
 
 namespace gputopo::cli {
@@ -21,15 +24,16 @@ std::vector<OptionSpec> plan_options() {
             {"--cpus", "CPULIST", "CPUs the step may use, e.g. 0-31,64-95 (default: every CPU)"},
             {"--mode", "none|closest|island", "binding mode (default: closest)"},
             {"--whole-cores", "", "more tasks than cores local to their GPUs: whole cores elsewhere, not hardware threads"},
-            format_option()};
+            picture_format_option()};
 }
 
 const char* const kUsage =
     "usage: gputopo plan [--topology FILE] [--gpus LIST] [--ntasks N] [--gpus-per-task K]\n"
     "                    [--cpus CPULIST] [--mode none|closest|island] [--whole-cores]\n"
-    "                    [--format table|json]\n\n"
+    "                    [--format table|json|svg|dot]\n\n"
     "Prints, per local task, the GPUs, CPUs, memory NUMA nodes, NICs and island the plugin\n"
-    "would bind it to, and the node-wide NIC list (NCCL_IB_HCA).\n\n";
+    "would bind it to, and the node-wide NIC list (NCCL_IB_HCA); svg and dot draw the node\n"
+    "with each task's GPUs, CPU cores and NICs in the task's colour.\n\n";
 
 }  // namespace
 
@@ -43,7 +47,7 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out) {
 
     // Check the whole command line before reading the topology.
     PlanRequest req;
-    const bool json = want_json(parsed);
+    const std::string format = picture_format(parsed);
     req.mode = parse_mode(parse_choice("--mode", parsed.get("--mode", "closest"), {"none", "closest", "island"}));
     req.whole_cores = parsed.has("--whole-cores");
     std::vector<int> gpus;
@@ -60,6 +64,7 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out) {
     }
 
     Node node = load_node(parsed);
+    print_warnings(node);
     const std::string where = node.source.empty() ? std::string("the node") : node.source;
     if (parsed.has("--gpus")) {
         for (int g : gpus)
@@ -70,7 +75,7 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out) {
                                                     : "GPUs 0-" + std::to_string(node.gpus.size() - 1)) +
                                  ")");
     } else {
-        for (const auto& g : node.gpus) gpus.push_back(g.index);
+        gpus = default_plan_request(node).gpus;
     }
     req.gpus = gpus;
     if (req.allowed_cpus && !req.allowed_cpus->intersects(node.cpus))
@@ -83,7 +88,12 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out) {
     }
 
     Plan plan = make_plan(node, req);
-    out << (json ? plan_json(plan) : plan_table(plan));
+    if (format == "svg" || format == "dot") {
+        const std::vector<int> islands = node.gpus.empty() ? std::vector<int>{} : gpu_islands(node);
+        out << (format == "svg" ? topology_svg(node, islands, &plan) : topology_dot(node, islands, &plan));
+    } else {
+        out << (format == "json" ? plan_json(plan) : plan_table(plan, node.hostname));
+    }
     return 0;
 }
 

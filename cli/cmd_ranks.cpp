@@ -72,7 +72,8 @@ int cmd_ranks(const std::vector<std::string>& args, std::ostream& out) {
         const uint32_t tasks = counts.at(*nodes.index_of(node));  // place_task checked the node is there
         if (json) {
             JsonWriter w(2);
-            w.begin_object().key("node").value(node).key("tasks").begin_array();
+            w.begin_object().key("schema_version").value(kJsonSchemaVersion);
+            w.key("node").value(node).key("tasks").begin_array();
             for (uint32_t t = 0; t < tasks; ++t) {
                 IslandPlacement p = place_task(nodes, counts, map, node, t);
                 w.begin_object(JsonWriter::Inline).key("local_position").value(static_cast<unsigned>(t));
@@ -99,7 +100,7 @@ int cmd_ranks(const std::vector<std::string>& args, std::ostream& out) {
     std::vector<NodePlacement> table = place_step(nodes, counts, map);
     if (json) {
         JsonWriter w(2);
-        w.begin_object().key("world").value(static_cast<unsigned long long>(counts.tasks()));
+        w.begin_object().key("schema_version").value(kJsonSchemaVersion).key("world").value(static_cast<unsigned long long>(counts.tasks()));
         w.key("islands").value(static_cast<unsigned long long>(table.empty() ? 0 : table.back().island_index + 1));
         w.key("nodes").begin_array();
         for (const NodePlacement& r : table) {

@@ -1,5 +1,7 @@
 #include "cli/input.hpp"
 
+#include <iostream>
+
 #include "topo/sources/nic_state.hpp"
 #include "topo/sources/source_merge.hpp"
 #include "topo/sources/topology_loader.hpp"
@@ -23,6 +25,26 @@ Node load_node(const ParsedArgs& args) {
         return node;
     }
     return discover_live(live_sources_from_environment());  // hwloc refined by NVML and NIC port state (topo/sources/source_merge.hpp)
+}
+
+OptionSpec picture_format_option() {
+    return {"--format", "table|json|svg|dot", "output format (default: table); svg and dot draw the node"};
+}
+
+std::string picture_format(const ParsedArgs& args) {
+    return parse_choice("--format", args.get("--format", "table"), {"table", "json", "svg", "dot"});
+}
+
+PlanRequest default_plan_request(const Node& node) {
+    PlanRequest req;
+    for (const auto& g : node.gpus) req.gpus.push_back(g.index);
+    req.ntasks = req.gpus.empty() ? 1 : static_cast<int>(req.gpus.size());
+    req.mode = Mode::Closest;
+    return req;
+}
+
+void print_warnings(const Node& node) {
+    for (const auto& w : node.warnings) std::cerr << "gputopo: warning: " << w << "\n";
 }
 
 bool want_json(const ParsedArgs& args) {

@@ -6,6 +6,7 @@
 
 #include "cli/args.hpp"
 #include "topo/core/model.hpp"
+#include "topo/plan/planner.hpp"
 
 namespace gputopo::cli {
 
@@ -19,5 +20,17 @@ Node load_node(const ParsedArgs& args);
 // --format table|json, default table. Throws UsageError on other values.
 bool want_json(const ParsedArgs& args);
 OptionSpec format_option();
+
+// --format with the pictures too: table, json, svg or dot (default table).
+OptionSpec picture_format_option();
+std::string picture_format(const ParsedArgs& args);
+
+// The plan gputopo plan makes without options: every GPU of the node, one
+// task per GPU (one task when there are none), mode closest.
+PlanRequest default_plan_request(const Node& node);
+
+// The node's warnings on standard error, one "gputopo: warning: ..." line each
+// (standard output stays the table, JSON or picture asked for).
+void print_warnings(const Node& node);
 
 }  // namespace gputopo::cli

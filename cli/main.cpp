@@ -10,6 +10,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/suggest.hpp"
 #include "topo/core/version.hpp"
 
 namespace {
@@ -54,8 +55,11 @@ const Command* find_command(const std::string& name) {
 }
 
 gputopo::cli::UsageError unknown_command(const std::string& name) {
-    return gputopo::cli::UsageError("unknown command '" + name + "' (expected " +
-                                    gputopo::cli::choice_list(command_names()) + ")");
+    const std::string near = gputopo::nearest_word(name, command_names());
+    return gputopo::cli::UsageError("unknown command '" + name + "' (" +
+                                    (near.empty() ? "expected " + gputopo::cli::choice_list(command_names())
+                                                  : "did you mean " + near + "?") +
+                                    ")");
 }
 
 int run(const std::vector<std::string>& args) {

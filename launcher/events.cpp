@@ -58,6 +58,7 @@ std::string Event::to_json(const EventContext& ctx, double unix_time) const {
     out += ", \"job\": " + json_quote(ctx.job_id) + ", \"step\": " + json_quote(ctx.step_id);
     out += ", \"restart\": " + std::to_string(ctx.restart) + ", \"rank\": " + std::to_string(ctx.rank);
     out += ", \"node\": " + json_quote(ctx.node);
+    out += ", \"schema_version\": " + std::to_string(kJsonSchemaVersion);
     for (const auto& f : fields_) out += ", " + json_quote(f.first) + ": " + f.second;
     out += "}";
     return out;

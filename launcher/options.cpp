@@ -1,5 +1,7 @@
 #include "launcher/options.hpp"
 
+#include "topo/core/suggest.hpp"
+
 #include <csignal>
 #include <cstring>
 #include <fstream>
@@ -213,13 +215,14 @@ const Spec* find_spec(const std::string& key) {
     return nullptr;
 }
 
-std::string key_list() {
-    std::string out;
-    for (const auto& s : specs()) {
-        if (!out.empty()) out += ", ";
-        out += s.key;
-    }
-    return out;
+// "did you mean --checkpoint-cmd?" for a mistyped key (`dashes` "--" on the
+// command line, "" in a config file), else where the list is.
+std::string key_hint(const std::string& key, const std::string& dashes = "") {
+    std::vector<std::string> keys;
+    for (const auto& s : specs()) keys.push_back(s.key);
+    const std::string near = nearest_word(key, keys);
+    return near.empty() ? std::string("gputopo-launch --help lists the options")
+                        : "did you mean " + dashes + near + "?";
 }
 
 std::string read_file(const std::string& path) {
@@ -255,7 +258,7 @@ void apply_config_text(Options& o, const std::string& text, const std::string& f
         if (key == "config" || key == "help" || key == "version")
             throw ParseError(where + ": '" + key + "' is not allowed in a config file");
         const Spec* s = find_spec(key);
-        if (!s) throw ParseError(where + ": unknown key '" + key + "' (expected one of: " + key_list() + ")");
+        if (!s) throw ParseError(where + ": unknown key '" + key + "' (" + key_hint(key) + ")");
         s->set(o, where + " " + key, value);
     }
 }
@@ -306,7 +309,7 @@ Options parse_options(int argc, const char* const* argv, const Getenv& getenv_fn
             has_value = true;
         }
         const Spec* s = find_spec(key);
-        if (!s) throw ParseError("unknown option '--" + key + "' (expected one of: " + key_list() + ")");
+        if (!s) throw ParseError("unknown option '--" + key + "' (" + key_hint(key, "--") + ")");
         if (s->takes_value && !has_value) {
             if (i + 1 >= argc) throw ParseError("option --" + key + " needs a value (" + s->meta + ")");
             value = argv[++i];

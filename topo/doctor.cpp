@@ -391,6 +391,7 @@ std::string doctor_table(const DoctorReport& r) {
 std::string doctor_json(const DoctorReport& r) {
     JsonWriter w(2);
     w.begin_object();
+    w.key("schema_version").value(kJsonSchemaVersion);
     w.key("ok").value(r.ok());
     w.key("exit_code").value(r.exit_code());
     w.key("summary").value(r.summary());

@@ -18,7 +18,7 @@ result() {  # result NAME EXIT-CODE DETAILS
 topo=$(node_topology n3)
 
 # What the CLI says for the same file.
-want=$(cd "$here/../.." && "$build/gputopo" show --topology "$topo" | sed -n 's/^warning: \(GPU [0-9]*: nearest NIC .*\)$/\1/p')
+want=$(cd "$here/../.." && "$build/gputopo" show --topology "$topo" 2>&1 >/dev/null | sed -n 's/^gputopo: warning: \(GPU [0-9]*: nearest NIC .*\)$/\1/p')
 with_timeout 60 srun -w n3 -N1 -n4 --gpus-per-task=1 --gpu-topo=closest,verbose true > "$out" 2>&1
 rc=$?
 got=$(sed -n 's/^gputopo: n3: \(GPU [0-9]*: nearest NIC .*\)$/\1/p' "$out")

@@ -141,7 +141,7 @@ TEST_CASE("plan JSON has exactly the documented fields, in order, on one line", 
     p.tasks.pop_back();
     p.node_nics = {"mlx5_0"};
     CHECK(plan_json(p, 0) ==
-          "{\"mode\": \"island\", \"tasks\": [{\"task\": 0, \"gpus\": [3], \"gpu_pci\": [\"0000:5d:00.0\"], "
+          "{\"schema_version\": 1, \"mode\": \"island\", \"tasks\": [{\"task\": 0, \"gpus\": [3], \"gpu_pci\": [\"0000:5d:00.0\"], "
           "\"cpus\": \"14-27,126-139\", \"mems\": \"1\", \"nics\": [\"mlx5_2\"], \"island\": 0}], "
           "\"node_nics\": [\"mlx5_0\"], \"notes\": []}\n");
 }
@@ -150,7 +150,7 @@ TEST_CASE("plan JSON parses back to the plan", "[cli]") {
     Plan p = two_task_plan();
     p.notes = {"2 tasks for 3 GPUs: GPU 2 is \"unused\""};
     JsonValue v = JsonParser::parse(plan_json(p));
-    CHECK(v.keys() == std::vector<std::string>{"mode", "tasks", "node_nics", "notes"});
+    CHECK(v.keys() == std::vector<std::string>{"schema_version", "mode", "tasks", "node_nics", "notes"});
     CHECK(v["mode"].str == "island");
     REQUIRE(v["tasks"].arr.size() == 2);
     const JsonValue& t1 = v["tasks"][1];

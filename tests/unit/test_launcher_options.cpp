@@ -71,6 +71,9 @@ TEST_CASE("launcher options: one clear message per bad input", "[launcher]") {
     };
     CHECK_THAT(msg({"--max-restarts", "x", "--", "t"}), Catch::Contains("--max-restarts 'x'") && Catch::Contains("non-negative integer"));
     CHECK_THAT(msg({"--frobnicate", "--", "t"}), Catch::Contains("unknown option '--frobnicate'"));
+    CHECK_THAT(msg({"--frobnicate", "--", "t"}), Catch::Contains("gputopo-launch --help lists the options"));
+    CHECK_THAT(msg({"--checkpiont-cmd", "x", "--", "t"}),
+               Catch::Contains("unknown option '--checkpiont-cmd' (did you mean --checkpoint-cmd?)"));
     CHECK_THAT(msg({"--checkpoint-signal", "KILL", "--", "t"}), Catch::Contains("'KILL'") && !Catch::StartsWith("gputopo: "));
     CHECK_THAT(msg({"--checkpoint-every", "5 minutes", "--", "t"}), Catch::Contains("duration"));
     CHECK_THAT(msg({"--checkpoint-ranks", "1", "--", "t"}), Catch::Contains("0, node or all"));
@@ -81,6 +84,8 @@ TEST_CASE("launcher options: one clear message per bad input", "[launcher]") {
     CHECK_THAT(msg({"--", "t"}, {{"GPUTOPO_LAUNCH_REQUEUE", "maybe"}}), Catch::Contains("GPUTOPO_LAUNCH_REQUEUE 'maybe'"));
     Options o;
     CHECK_THROWS_WITH(apply_config_text(o, "max-restarts=1\nfoo=bar\n", "x.conf"), Catch::Contains("x.conf line 2: unknown key 'foo'"));
+    CHECK_THROWS_WITH(apply_config_text(o, "max-restart=1\n", "x.conf"),
+                      Catch::Contains("unknown key 'max-restart' (did you mean max-restarts?)"));
     CHECK_THROWS_WITH(apply_config_text(o, "max-restarts\n", "x.conf"), Catch::Contains("x.conf line 1") && Catch::Contains("key=value"));
 }
 

@@ -103,7 +103,7 @@ TEST_CASE("event lines are JSON with the context first", "[launcher]") {
     e.add("duration_s", 1.5).add("ok", true).add("status", "exit 0").add("n", 4);
     std::string j = e.to_json(ctx, 0);
     CHECK(j == "{\"time\": \"1970-01-01T00:00:00.000Z\", \"event\": \"hook_end\", \"job\": \"12\", \"step\": \"0\", "
-               "\"restart\": 1, \"rank\": 3, \"node\": \"n\\\"2\", \"duration_s\": 1.5, \"ok\": true, "
+               "\"restart\": 1, \"rank\": 3, \"node\": \"n\\\"2\", \"schema_version\": 1, \"duration_s\": 1.5, \"ok\": true, "
                "\"status\": \"exit 0\", \"n\": 4}");
 }
 

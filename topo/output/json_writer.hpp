@@ -26,6 +26,11 @@ namespace gputopo {
 // always valid JSON whatever the input (device names come from files).
 std::string json_quote(const std::string& text);
 
+// The "schema_version" every JSON document gputopo prints for scripts starts
+// with (gputopo show/plan/ranks/doctor --format json). Raised when a field
+// changes meaning or goes away; new fields do not raise it.
+constexpr int kJsonSchemaVersion = 1;
+
 class JsonWriter {
 public:
     enum Layout { Block, Inline };

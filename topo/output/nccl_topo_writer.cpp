@@ -9,6 +9,7 @@
 
 #include "topo/core/errors.hpp"
 #include "topo/core/files.hpp"
+#include "topo/output/xml_escape.hpp"
 
 namespace gputopo {
 
@@ -28,20 +29,7 @@ const char* this_arch() {
 #endif
 }
 
-std::string xml_attr(const std::string& s) {
-    std::string o;
-    for (char c : s) {
-        switch (c) {
-            case '&': o += "&amp;"; break;
-            case '<': o += "&lt;"; break;
-            case '>': o += "&gt;"; break;
-            case '"': o += "&quot;"; break;
-            case '\'': o += "&apos;"; break;
-            default: o += c;
-        }
-    }
-    return o;
-}
+std::string xml_attr(const std::string& s) { return xml_escape(s); }
 
 // NCCL's affinity mask: 32-bit hex words, most significant first.
 std::string hex_mask(const CpuSet& cpus) {

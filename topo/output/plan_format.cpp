@@ -25,6 +25,7 @@ std::string index_list(const std::vector<int>& values) {
 
 void write_plan_json(JsonWriter& w, const Plan& plan) {
     w.begin_object();
+    w.key("schema_version").value(kJsonSchemaVersion);
     w.key("mode").value(mode_name(plan.mode));
     w.key("tasks").begin_array();
     for (const auto& t : plan.tasks) {
@@ -52,12 +53,7 @@ std::string plan_json(const Plan& plan, int indent) {
     return w.str() + "\n";
 }
 
-std::string plan_table(const Plan& plan) {
-    std::string out = "mode: ";
-    out += mode_name(plan.mode);
-    out += "   tasks: " + std::to_string(plan.tasks.size());
-    out += "   node NICs: " + (plan.node_nics.empty() ? std::string("none") : join(plan.node_nics, ","));
-    out += '\n';
+std::vector<std::vector<std::string>> plan_rows(const Plan& plan) {
     std::vector<std::vector<std::string>> rows;
     rows.push_back({"TASK", "GPUS", "GPU PCI", "CPUS", "MEMS", "NICS", "ISLAND"});
     for (const auto& t : plan.tasks) {
@@ -65,7 +61,17 @@ std::string plan_table(const Plan& plan) {
                         t.cpus.to_list(), index_list(t.mems), join(t.nics, ","),
                         t.island >= 0 ? std::to_string(t.island) : std::string()});
     }
-    out += text_columns(rows);
+    return rows;
+}
+
+std::string plan_table(const Plan& plan, const std::string& host) {
+    std::string out = host.empty() ? std::string() : "host: " + host + "   ";
+    out += "mode: ";
+    out += mode_name(plan.mode);
+    out += "   tasks: " + std::to_string(plan.tasks.size());
+    out += "   node NICs: " + (plan.node_nics.empty() ? std::string("none") : join(plan.node_nics, ","));
+    out += '\n';
+    out += text_columns(plan_rows(plan));
     for (const auto& n : plan.notes) out += "note: " + n + "\n";
     return out;
 }

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "topo/core/distance.hpp"
+#include "topo/output/picture_model.hpp"
 #include "topo/output/plan_format.hpp"
 #include "topo/output/text_table.hpp"
 
@@ -43,31 +44,8 @@ std::string ports_text(const Nic& nic) {
 }
 
 std::string usable_text(const Nic& nic) {
-    if (nic.usable()) return "yes";
-    if (!nic.rdma) return "no (no RDMA device)";
-    if (nic.storage) return "no (storage)";
-    return "no (no active port)";
-}
-
-// GPU index lists per island id, islands in id order.
-std::map<int, std::vector<int>> island_members(const std::vector<int>& islands) {
-    std::map<int, std::vector<int>> members;
-    for (size_t g = 0; g < islands.size(); ++g)
-        if (islands[g] >= 0) members[islands[g]].push_back(static_cast<int>(g));
-    return members;
-}
-
-std::string island_kind(const Node& node, const std::vector<int>& gpus) {
-    for (size_t i = 0; i < gpus.size(); ++i)
-        for (size_t j = i + 1; j < gpus.size(); ++j)
-            if (const GpuLink* l = node.link(gpus[i], gpus[j])) {
-                switch (l->kind) {
-                    case LinkKind::NVLink: return "NVLink";
-                    case LinkKind::XGMI: return "xGMI";
-                    case LinkKind::C2C: return "C2C";
-                }
-            }
-    return gpus.size() > 1 ? "PCIe" : "single GPU";
+    const std::string why = nic_unusable_reason(nic);
+    return why.empty() ? "yes" : "no (" + why + ")";
 }
 
 std::vector<std::vector<std::string>> gpu_gpu_labels(const Node& node) {
@@ -214,13 +192,13 @@ std::string topology_table(const Node& node, const std::vector<int>& islands) {
         }
     }
 
-    for (const auto& w : node.warnings) out += "warning: " + w + "\n";
     while (out.size() >= 2 && out[out.size() - 1] == '\n' && out[out.size() - 2] == '\n') out.pop_back();
     return out;
 }
 
 void write_topology_json(JsonWriter& w, const Node& node, const std::vector<int>& islands) {
     w.begin_object();
+    w.key("schema_version").value(kJsonSchemaVersion);
     w.key("hostname").value(node.hostname);
     w.key("source").value(node.source);
     w.key("cpus").value(node.cpus.to_list());

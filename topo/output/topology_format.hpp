@@ -19,6 +19,8 @@
 
 namespace gputopo {
 
+// The node's warnings are not in the table: front ends print them with their
+// own prefix (the CLI on standard error, "gputopo: warning: ...").
 std::string topology_table(const Node& node, const std::vector<int>& islands);
 
 // Only the nvidia-smi-like matrix with its legends.

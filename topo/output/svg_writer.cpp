@@ -1,0 +1,536 @@
+#include "topo/output/svg_writer.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <map>
+
+#include "topo/output/picture_model.hpp"
+#include "topo/output/plan_format.hpp"
+#include "topo/output/text_table.hpp"
+#include "topo/output/xml_escape.hpp"
+
+namespace gputopo {
+
+namespace {
+
+// Geometry, in SVG user units (pixels at 100%).
+constexpr int kMargin = 20;
+constexpr int kGpuW = 132, kNicW = 112, kLeafH = 76, kLeafGap = 12;
+constexpr int kSwitchW = 150, kSwitchH = 32, kLevelH = 62;
+constexpr int kCell = 9, kCellGap = 2, kPad = 10, kMinNumaW = 220;
+constexpr int kNumaHeader = 40, kPkgHeader = 24, kGap = 16;
+constexpr int kCharW = 7;      // average width of an 11px sans-serif character
+constexpr int kMonoCharW = 7;  // width of an 11px monospace character
+constexpr int kBarH = 20, kBarRow = 30;
+
+const char* const kStyle =
+    "text{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;font-size:11px;fill:#263238}"
+    ".t{font-size:17px;font-weight:bold}.st{font-size:12px;fill:#546e7a}.b{font-weight:bold}"
+    ".m{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:10px}"
+    ".tm{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:11px}"
+    ".s{font-size:10px;fill:#546e7a}"
+    ".pkg{fill:#fafafa;stroke:#90a4ae;stroke-width:1.5}.numa{fill:#eceff1;stroke:#b0bec5}"
+    ".core{fill:#cfd8dc}.gpu{fill:#f1f8e9;stroke:#558b2f;stroke-width:1.5}"
+    ".nic{fill:#e3f2fd;stroke:#1565c0;stroke-width:1.5}"
+    ".off{fill:#f5f5f5;stroke:#9e9e9e;stroke-width:1.5;stroke-dasharray:5 3}"
+    ".sw{fill:#ffffff;stroke:#78909c;stroke-width:1.2}.e{fill:none;stroke:#90a4ae;stroke-width:1.5}"
+    ".ok{fill:#2e7d32;font-weight:bold}.bad{fill:#c62828;font-weight:bold}.w{fill:#e65100}"
+    ".chip{font-size:9px;font-weight:bold;fill:#ffffff}.bar{font-size:10px;font-weight:bold;fill:#ffffff}";
+
+std::string attr(const std::string& s) { return xml_escape(s); }
+
+std::string truncate(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
+
+// Estimated width of `s` at font size `px` in a sans-serif font (capitals and
+// digits wider than lower case, punctuation narrow); renderers differ a little.
+double text_width(const std::string& s, double px) {
+    double w = 0;
+    for (unsigned char c : s) w += std::isupper(c) ? 0.70 : std::isalnum(c) ? 0.58 : 0.36;
+    return w * px;
+}
+
+// `s` shortened (ending in "~") until it fits `width` at `px`.
+std::string fit_text(std::string s, double px, int width) {
+    if (text_width(s, px) <= width) return s;
+    while (s.size() > 1 && text_width(s + "~", px) > width) s.pop_back();
+    return s + "~";
+}
+
+// The font size (at most 11) at which `s` fits `width` in bold: long NIC
+// names are shown whole, smaller.
+std::string font_to_fit(const std::string& s, int width) {
+    const double w = text_width(s, 11) * 1.08;
+    if (w <= width) return "";
+    const int px = std::max(7, static_cast<int>(11.0 * width / w));
+    return "font-size:" + std::to_string(px) + "px";
+}
+
+// `color` ("#rrggbb") mixed with white: 0 the colour, 1 white.
+std::string tint(const std::string& color, double white) {
+    unsigned r = 0, g = 0, b = 0;
+    if (std::sscanf(color.c_str(), "#%2x%2x%2x", &r, &g, &b) != 3) return color;
+    auto mix = [white](unsigned c) { return static_cast<unsigned>(c + (255 - c) * white + 0.5); };
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "#%02x%02x%02x", mix(r) & 0xff, mix(g) & 0xff, mix(b) & 0xff);
+    return buf;
+}
+
+class Canvas {
+public:
+    void rect(int x, int y, int w, int h, const std::string& cls, int rx = 0, const std::string& style = "") {
+        out_ += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" width=\"" + std::to_string(w) +
+                "\" height=\"" + std::to_string(h) + "\"";
+        if (rx > 0) out_ += " rx=\"" + std::to_string(rx) + "\"";
+        if (!cls.empty()) out_ += " class=\"" + cls + "\"";
+        if (!style.empty()) out_ += " style=\"" + style + "\"";
+        out_ += "/>\n";
+    }
+    void text(int x, int y, const std::string& s, const std::string& cls = "", const char* anchor = nullptr,
+              const std::string& style = "") {
+        out_ += "<text x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\"";
+        if (!cls.empty()) out_ += " class=\"" + cls + "\"";
+        if (anchor) out_ += std::string(" text-anchor=\"") + anchor + "\"";
+        if (!style.empty()) out_ += " style=\"" + style + "\"";
+        out_ += ">" + attr(s) + "</text>\n";
+    }
+    // An orthogonal connector from (x1,y1) down to (x2,y2).
+    void elbow(int x1, int y1, int x2, int y2, const std::string& style = "") {
+        const int mid = y1 + (y2 - y1) / 2;
+        out_ += "<path d=\"M" + std::to_string(x1) + " " + std::to_string(y1) + " V" + std::to_string(mid) + " H" +
+                std::to_string(x2) + " V" + std::to_string(y2) + "\" class=\"e\"";
+        if (!style.empty()) out_ += " style=\"" + style + "\"";
+        out_ += "/>\n";
+    }
+    void raw(const std::string& s) { out_ += s; }
+    const std::string& str() const { return out_; }
+
+private:
+    std::string out_;
+};
+
+struct NumaBox {
+    int numa = -1;
+    std::string title, subtitle;
+    std::vector<CpuSet> cells;             // one per core (or PU)
+    const NumaDevices* devices = nullptr;  // may be null
+    int x = 0, w = 0;
+};
+
+struct PkgBox {
+    std::string title;
+    std::vector<NumaBox> numas;
+    int x = 0, w = 0;
+};
+
+// "1 GPU", "8 GPUs".
+std::string count_of(size_t n, const std::string& what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); }
+
+std::string gib(uint64_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+    return buf;
+}
+
+int leaf_width(const DeviceTreeNode& t) { return t.kind == DeviceTreeNode::GpuLeaf ? kGpuW : kNicW; }
+
+int subtree_width(const DeviceTreeNode& t) {
+    if (t.children.empty()) return leaf_width(t) + kLeafGap;
+    int w = 0;
+    for (const auto& c : t.children) w += subtree_width(c);
+    return std::max(w, kSwitchW + kLeafGap);
+}
+
+int forest_width(const NumaDevices* d) {
+    int w = 0;
+    if (d)
+        for (const auto& r : d->roots) w += subtree_width(r);
+    return w;
+}
+
+NumaBox numa_box(const Node& node, int numa, const CpuSet& cpus, uint64_t memory, const NumaDevices* devices) {
+    NumaBox b;
+    b.numa = numa;
+    b.devices = devices;
+    b.title = numa >= 0 ? "NUMA " + std::to_string(numa) : std::string("NUMA unknown");
+    if (!node.cores.empty()) {
+        for (const auto& c : node.cores)
+            if (c.pus.intersects(cpus)) b.cells.push_back(c.pus);
+    } else {
+        for (int pu : cpus.to_vector()) b.cells.push_back(CpuSet::range(pu, pu));
+    }
+    if (!cpus.empty()) {
+        b.subtitle = std::to_string(b.cells.size()) + (node.cores.empty() ? " CPUs " : " cores ") + cpus.to_list();
+        if (memory > 0) b.subtitle += " | " + gib(memory);
+    }
+    int text_w = static_cast<int>(std::max(b.title.size(), b.subtitle.size())) * kCharW + 2 * kPad;
+    b.w = std::max({kMinNumaW, forest_width(devices), text_w});
+    return b;
+}
+
+// Packages holding their NUMA nodes, then a box for devices whose NUMA node is
+// unknown or has no CPUs.
+std::vector<PkgBox> cpu_boxes(const Node& node, const std::vector<NumaDevices>& forest) {
+    std::map<int, const NumaDevices*> devices;
+    for (const auto& d : forest) devices[d.numa] = &d;
+    std::vector<PkgBox> pkgs;
+    for (const auto& p : node.packages) pkgs.push_back({"Package " + std::to_string(p.os_index), {}, 0, 0});
+    PkgBox loose{node.packages.empty() ? "CPUs" : "other", {}, 0, 0};
+    std::vector<int> drawn;
+    for (const auto& n : node.numa_nodes) {
+        if (n.cpus.empty()) continue;
+        auto d = devices.find(n.os_index);
+        NumaBox box = numa_box(node, n.os_index, n.cpus, n.memory_bytes, d == devices.end() ? nullptr : d->second);
+        drawn.push_back(n.os_index);
+        const int p = package_of(node, n.cpus);
+        (p >= 0 ? pkgs[static_cast<size_t>(p)] : loose).numas.push_back(box);
+    }
+    if (drawn.empty() && !node.cpus.empty()) {  // no NUMA information: one box for all CPUs
+        auto d = devices.find(-1);
+        loose.numas.push_back(numa_box(node, -1, node.cpus, 0, d == devices.end() ? nullptr : d->second));
+        loose.numas.back().title = "CPUs";
+        drawn.push_back(-1);
+    }
+    for (const auto& d : forest)
+        if (std::find(drawn.begin(), drawn.end(), d.numa) == drawn.end())
+            loose.numas.push_back(numa_box(node, d.numa, CpuSet(), 0, &d));
+    if (!loose.numas.empty()) pkgs.push_back(loose);
+    pkgs.erase(std::remove_if(pkgs.begin(), pkgs.end(), [](const PkgBox& p) { return p.numas.empty(); }), pkgs.end());
+    int x = kMargin;
+    for (auto& p : pkgs) {
+        p.x = x;
+        int inner = x + kPad;
+        for (auto& n : p.numas) {
+            n.x = inner;
+            inner += n.w + kPad;
+        }
+        p.w = inner - x;
+        x += p.w + kGap;
+    }
+    return pkgs;
+}
+
+int cell_columns(const NumaBox& b) { return std::max(1, (b.w - 2 * kPad + kCellGap) / (kCell + kCellGap)); }
+
+int cell_rows(const NumaBox& b) {
+    const int cols = cell_columns(b);
+    return (static_cast<int>(b.cells.size()) + cols - 1) / cols;
+}
+
+struct Drawing {
+    const Node& node;
+    const std::vector<int>& islands;
+    const Plan* plan;
+    PlanOwners owners;
+    Canvas edges, boxes;
+    std::map<int, std::pair<int, int>> gpu_anchor;  // GPU index -> (centre x, bottom y)
+    int leaf_y = 0;
+    int text_right = 0;  // right end of the widest text line drawn below the tree
+};
+
+void task_chips(Drawing& d, int x, int y, const std::vector<int>& tasks) {
+    int cx = x;
+    for (size_t i = 0; i < tasks.size() && i < 4; ++i) {
+        const std::string label = i == 3 ? "+" + std::to_string(tasks.size() - 3) : "T" + std::to_string(tasks[i]);
+        const int w = 10 + static_cast<int>(label.size()) * 6;
+        d.boxes.rect(cx, y - 10, w, 14, "", 3, "fill:" + (i == 3 ? std::string("#607d8b") : task_color(tasks[i])));
+        d.boxes.text(cx + w / 2, y, label, "chip", "middle");
+        cx += w + 3;
+    }
+}
+
+std::vector<int> tasks_of(const std::map<int, std::vector<int>>& m, int key) {
+    auto it = m.find(key);
+    return it == m.end() ? std::vector<int>{} : it->second;
+}
+
+void draw_gpu(Drawing& d, const Gpu& g, int x, int y) {
+    const auto tasks = d.plan ? tasks_of(d.owners.gpu_tasks, g.index) : std::vector<int>{};
+    std::string style;
+    if (!tasks.empty())
+        style = "fill:" + tint(task_color(tasks[0]), 0.82) + ";stroke:" + task_color(tasks[0]) + ";stroke-width:3";
+    d.boxes.rect(x, y, kGpuW, kLeafH, "gpu", 6, style);
+    d.boxes.text(x + 8, y + 16, "GPU" + std::to_string(g.index), "b");
+    if (g.numa >= 0) d.boxes.text(x + kGpuW - 8, y + 16, "NUMA " + std::to_string(g.numa), "s", "end");
+    d.boxes.text(x + 8, y + 31, fit_text(g.model.empty() ? vendor_name(g.vendor) : short_gpu_model(g.model), 11, kGpuW - 16));
+    d.boxes.text(x + 8, y + 46, g.pci.to_string(), "m");
+    if (!tasks.empty()) task_chips(d, x + 8, y + 65, tasks);
+    else if (g.memory_bytes > 0) d.boxes.text(x + 8, y + 64, gib(g.memory_bytes), "s");
+    d.gpu_anchor[g.index] = {x + kGpuW / 2, y + kLeafH};
+}
+
+std::string port_summary(const Nic& n) {
+    if (n.ports.empty()) return n.netdevs.empty() ? std::string() : n.netdevs.front();
+    const NicPort& p = n.ports.front();
+    std::string s = "port" + std::to_string(p.number);
+    if (p.rate_gbps > 0) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, " %gGb/s", p.rate_gbps);
+        s += buf;
+    } else if (!p.state.empty()) {
+        s += " " + p.state;
+    }
+    if (n.ports.size() > 1) s += " +" + std::to_string(n.ports.size() - 1);
+    return s;
+}
+
+void draw_nic(Drawing& d, const Nic& n, int x, int y) {
+    const bool usable = n.usable();
+    std::vector<int> tasks;
+    if (d.plan) {
+        auto it = d.owners.nic_tasks.find(n.name);
+        if (it != d.owners.nic_tasks.end()) tasks = it->second;
+    }
+    std::string style;
+    if (!tasks.empty()) style = "stroke:" + task_color(tasks[0]) + ";stroke-width:3";
+    d.boxes.rect(x, y, kNicW, kLeafH, usable ? "nic" : "off", 6, style);
+    d.boxes.text(x + 8, y + 16, n.name, "b", nullptr, font_to_fit(n.name, kNicW - 16));
+    d.boxes.text(x + 8, y + 31, n.pci != PciAddress{} || n.pci_object >= 0 ? n.pci.to_string() : "no PCI address", "m");
+    d.boxes.text(x + 8, y + 46, truncate(port_summary(n), 17), "s");
+    if (!tasks.empty()) task_chips(d, x + 8, y + 65, tasks);
+    else if (usable) d.boxes.text(x + 8, y + 64, "usable", "ok");
+    else d.boxes.text(x + 8, y + 64, truncate(nic_unusable_reason(n), 17), "bad");
+}
+
+// Places the subtree with its left edge at x; returns its centre x.
+int place(Drawing& d, const DeviceTreeNode& t, int x) {
+    const int width = subtree_width(t);
+    if (t.children.empty()) {
+        const int left = x + kLeafGap / 2;
+        if (t.kind == DeviceTreeNode::GpuLeaf) draw_gpu(d, d.node.gpus[static_cast<size_t>(t.index)], left, d.leaf_y);
+        else draw_nic(d, d.node.nics[static_cast<size_t>(t.index)], left, d.leaf_y);
+        return left + leaf_width(t) / 2;
+    }
+    int children_w = 0;
+    for (const auto& c : t.children) children_w += subtree_width(c);
+    int cx = x + (width - children_w) / 2;
+    std::vector<std::pair<int, int>> tops;  // child centre, child top
+    for (const auto& c : t.children) {
+        const int centre = place(d, c, cx);
+        tops.emplace_back(centre, c.children.empty() ? d.leaf_y : d.leaf_y - switch_depth(c) * kLevelH);
+        cx += subtree_width(c);
+    }
+    const int centre = (tops.front().first + tops.back().first) / 2;
+    const int y = d.leaf_y - switch_depth(t) * kLevelH;
+    for (const auto& top : tops) d.edges.elbow(centre, y + kSwitchH, top.first, top.second);
+    d.boxes.rect(centre - kSwitchW / 2, y, kSwitchW, kSwitchH, "sw", 4);
+    const std::string label = tree_node_label(d.node, t);
+    const size_t space = label.find(' ', label.find(' ') + 1);
+    if (t.kind == DeviceTreeNode::Switch && space != std::string::npos) {
+        d.boxes.text(centre, y + 13, label.substr(0, space), "s", "middle");
+        d.boxes.text(centre, y + 26, label.substr(space + 1), "m", "middle");
+    } else {
+        d.boxes.text(centre, y + 20, label, "s", "middle");
+    }
+    return centre;
+}
+
+std::string island_link_text(const Node& node, const std::vector<int>& gpus) {
+    int count = 0;
+    bool via_switch = false;
+    for (size_t i = 0; i < gpus.size(); ++i)
+        for (size_t j = i + 1; j < gpus.size(); ++j)
+            if (const GpuLink* l = node.link(gpus[i], gpus[j])) {
+                count = std::max(count, l->count);
+                via_switch |= l->via_switch;
+            }
+    std::string kind = island_kind(node, gpus);
+    if (count > 0 && kind == "NVLink") kind += " NV" + std::to_string(count);
+    if (count > 0 && kind == "xGMI") kind += " x" + std::to_string(count);
+    if (via_switch) kind += " via NVSwitch";
+    return kind;
+}
+
+std::string island_color(const std::string& kind) {
+    if (kind.rfind("NVLink", 0) == 0) return "#4e7d0e";
+    if (kind.rfind("xGMI", 0) == 0) return "#a31515";
+    if (kind.rfind("C2C", 0) == 0) return "#6a1b9a";
+    return "#546e7a";
+}
+
+// Island bars under the GPU row; returns the y below the last bar.
+int draw_islands(Drawing& d, int y0) {
+    std::vector<int> row_end;  // right end of the last bar in each row
+    int bottom = y0;
+    for (const auto& kv : island_members(d.islands)) {
+        const auto& gpus = kv.second;
+        if (gpus.size() < 2) continue;
+        int lo = 1 << 30, hi = 0;
+        for (int g : gpus) {
+            auto a = d.gpu_anchor.find(g);
+            if (a == d.gpu_anchor.end()) continue;
+            lo = std::min(lo, a->second.first);
+            hi = std::max(hi, a->second.first);
+        }
+        if (hi < lo) continue;
+        const std::string kind = island_link_text(d.node, gpus);
+        const std::string label = "island " + std::to_string(kv.first) + ": GPU " + index_list(gpus) + ", " + kind;
+        const int label_w = static_cast<int>(label.size()) * 6 + 16;
+        const int mid = (lo + hi) / 2;
+        lo = std::min(lo - 24, mid - label_w / 2);
+        hi = std::max(hi + 24, mid + label_w / 2);
+        size_t row = 0;
+        while (row < row_end.size() && row_end[row] >= lo - 8) ++row;
+        if (row == row_end.size()) row_end.push_back(0);
+        row_end[row] = hi;
+        const int y = y0 + 14 + static_cast<int>(row) * kBarRow;
+        const std::string color = island_color(kind);
+        for (int g : gpus) {
+            auto a = d.gpu_anchor.find(g);
+            if (a == d.gpu_anchor.end()) continue;
+            d.edges.raw("<path d=\"M" + std::to_string(a->second.first) + " " + std::to_string(a->second.second) + " V" +
+                        std::to_string(y) + "\" style=\"stroke:" + color + ";stroke-width:2;fill:none\"/>\n");
+        }
+        d.boxes.rect(lo, y, hi - lo, kBarH, "", kBarH / 2, "fill:" + color);
+        d.boxes.text(mid, y + 14, label, "bar", "middle");
+        bottom = std::max(bottom, y + kBarH);
+    }
+    return bottom;
+}
+
+void draw_cpus(Drawing& d, const std::vector<PkgBox>& pkgs, int y, int numa_h) {
+    for (const auto& p : pkgs) {
+        d.boxes.rect(p.x, y, p.w, kPkgHeader + numa_h + kPad, "pkg", 8);
+        d.boxes.text(p.x + kPad, y + 17, p.title, "b");
+        const int ny = y + kPkgHeader;
+        for (const auto& n : p.numas) {
+            d.boxes.rect(n.x, ny, n.w, numa_h, "numa", 6);
+            d.boxes.text(n.x + kPad, ny + 16, n.title, "b");
+            if (!n.subtitle.empty()) d.boxes.text(n.x + kPad, ny + 30, n.subtitle, "s");
+            const int cols = cell_columns(n);
+            for (size_t i = 0; i < n.cells.size(); ++i) {
+                const int cx = n.x + kPad + static_cast<int>(i % static_cast<size_t>(cols)) * (kCell + kCellGap);
+                const int cy = ny + kNumaHeader + static_cast<int>(i / static_cast<size_t>(cols)) * (kCell + kCellGap);
+                std::string style;
+                if (d.plan) {
+                    for (int pu : n.cells[i].to_vector()) {
+                        auto it = d.owners.pu_task.find(pu);
+                        if (it != d.owners.pu_task.end()) {
+                            style = "fill:" + task_color(it->second);
+                            break;
+                        }
+                    }
+                }
+                d.boxes.rect(cx, cy, kCell, kCell, "core", 2, style);
+            }
+        }
+    }
+}
+
+// The plan as a table under the picture, one colour swatch per task.
+int draw_plan_legend(Drawing& d, int y) {
+    const Plan& plan = *d.plan;
+    const std::string header = std::string("Plan: mode ") + mode_name(plan.mode) + ", " +
+                               std::to_string(plan.tasks.size()) + " task" + (plan.tasks.size() == 1 ? "" : "s") +
+                               ", node NICs " +
+                               (plan.node_nics.empty() ? std::string("none") : join(plan.node_nics, ","));
+    d.boxes.text(kMargin, y + 14, header, "b");
+    d.text_right = std::max(d.text_right, kMargin + static_cast<int>(header.size()) * kCharW);
+    const std::vector<std::vector<std::string>> rows = plan_rows(plan);
+    std::vector<size_t> width(rows.front().size(), 1);
+    for (const auto& r : rows)
+        for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+    int ry = y + 36;
+    for (size_t r = 0; r < rows.size(); ++r) {
+        int x = kMargin + 18;
+        if (r > 0) d.boxes.rect(kMargin, ry - 10, 12, 12, "", 2, "fill:" + task_color(plan.tasks[r - 1].task));
+        for (size_t c = 0; c < rows[r].size(); ++c) {
+            d.boxes.text(x, ry, rows[r][c].empty() ? "-" : rows[r][c], r == 0 ? "tm b" : "tm");
+            x += static_cast<int>(width[c] + 2) * kMonoCharW;
+        }
+        d.text_right = std::max(d.text_right, x);
+        ry += 16;
+    }
+    for (const auto& n : plan.notes) {
+        d.boxes.text(kMargin, ry + 4, "note: " + n, "s");
+        ry += 16;
+    }
+    return ry;
+}
+
+int draw_key(Drawing& d, int y) {
+    int x = kMargin;
+    auto item = [&](const std::string& cls, const std::string& style, const std::string& label) {
+        d.boxes.rect(x, y, 22, 14, cls, 3, style);
+        d.boxes.text(x + 28, y + 11, label, "s");
+        x += 48 + static_cast<int>(label.size()) * 6;
+        d.text_right = std::max(d.text_right, x);
+    };
+    item("gpu", "", "GPU");
+    item("nic", "", "NIC for GPU traffic");
+    item("off", "", "NIC not used (down, storage, no RDMA)");
+    item("sw", "", "PCIe switch / host bridge");
+    item("", "fill:" + island_color("NVLink"), "GPU island");
+    item("core", "", "CPU core");
+    return y + 20;
+}
+
+}  // namespace
+
+std::string topology_svg(const Node& node, const std::vector<int>& islands, const Plan* plan) {
+    const std::vector<NumaDevices> forest = device_forest(node);
+    const std::vector<PkgBox> pkgs = cpu_boxes(node, forest);
+    Drawing d{node, islands, plan, plan ? plan_owners(*plan) : PlanOwners{}, {}, {}, {}, 0, 0};
+
+    int usable = 0;
+    for (const auto& n : node.nics) usable += n.usable() ? 1 : 0;
+    const std::string title = node.hostname.empty() ? std::string("gputopo") : node.hostname;
+    const std::string subtitle = count_of(node.gpus.size(), "GPU") + ", " + count_of(node.nics.size(), "NIC") + " (" +
+                                 std::to_string(usable) + " usable RDMA), " +
+                                 count_of(node.numa_nodes.size(), "NUMA node") + ", " +
+                                 count_of(static_cast<size_t>(node.cpus.count()), "CPU") +
+                                 (node.source.empty() ? std::string() : " | " + node.source);
+    d.boxes.text(kMargin, 28, title, "t");
+    d.boxes.text(kMargin, 47, subtitle, "st");
+
+    int numa_rows = 0;
+    for (const auto& p : pkgs)
+        for (const auto& n : p.numas) numa_rows = std::max(numa_rows, cell_rows(n));
+    const int numa_h = kNumaHeader + numa_rows * (kCell + kCellGap) + kPad;
+    const int pkg_y = 62;
+    draw_cpus(d, pkgs, pkg_y, numa_h);
+    const int numa_bottom = pkg_y + kPkgHeader + numa_h;
+
+    int depth = 0;
+    for (const auto& g : forest)
+        for (const auto& r : g.roots) depth = std::max(depth, switch_depth(r));
+    d.leaf_y = numa_bottom + kPad + 36 + depth * kLevelH;
+    int right = kMargin;
+    for (const auto& p : pkgs) {
+        right = std::max(right, p.x + p.w);
+        for (const auto& n : p.numas) {
+            if (!n.devices) continue;
+            int x = n.x + (n.w - forest_width(n.devices)) / 2;
+            for (const auto& r : n.devices->roots) {
+                const int centre = place(d, r, x);
+                const int top = r.children.empty() ? d.leaf_y : d.leaf_y - switch_depth(r) * kLevelH;
+                d.edges.elbow(centre, numa_bottom, centre, top);
+                x += subtree_width(r);
+            }
+        }
+    }
+    int y = d.leaf_y + kLeafH;
+    y = draw_islands(d, y) + 24;
+    y = plan ? draw_plan_legend(d, y) + 8 : draw_key(d, y);
+    for (const auto& w : node.warnings) {
+        d.boxes.text(kMargin, y + 12, "warning: " + w, "w");
+        d.text_right = std::max(d.text_right, kMargin + static_cast<int>(w.size() + 9) * 6);
+        y += 16;
+    }
+    int width = std::max(right, d.text_right) + kMargin;
+    width = std::max(width, static_cast<int>(subtitle.size()) * kCharW + 2 * kMargin);
+    const int height = y + kMargin;
+
+    std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) + "\" height=\"" +
+           std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(width) + " " + std::to_string(height) + "\">\n";
+    out += "<title>" + attr(title + ": " + subtitle) + "</title>\n";
+    out += "<style>" + std::string(kStyle) + "</style>\n";
+    out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+    out += d.edges.str();
+    out += d.boxes.str();
+    out += "</svg>\n";
+    return out;
+}
+
+}  // namespace gputopo
