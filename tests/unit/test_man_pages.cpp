@@ -148,7 +148,7 @@ std::set<std::string> code_variables() {
 std::set<std::string> gpu_topo_words() {
     std::string msg;
     try {
-        gputopo::spank::parse_gpu_topo("not-a-mode");
+        gputopo::step::parse_gpu_topo("not-a-mode");
     } catch (const gputopo::ParseError& e) {
         msg = e.what();
     }
