@@ -1,5 +1,11 @@
 #include "step/task_binding.hpp"
 
+#include <algorithm>
+
+#include "step/gpu_ids.hpp"
+#include "step/user_gpu_bind.hpp"
+#include "topo/core/env_names.hpp"
+
 namespace gputopo::spank {
 
 PlanRequest plan_request(const StepInputs& in, int local_tasks, Mode mode, const std::optional<CpuSet>& allowed) {
@@ -11,6 +17,53 @@ PlanRequest plan_request(const StepInputs& in, int local_tasks, Mode mode, const
     return r;
 }
 
+namespace {
+
+bool subset(const std::vector<int>& a, const std::vector<int>& b) {
+    for (int x : a)
+        if (std::find(b.begin(), b.end(), x) == b.end()) return false;
+    return true;
+}
+
+void drop(std::vector<EnvVar>& env, const char* name) {
+    env.erase(std::remove_if(env.begin(), env.end(), [&](const EnvVar& v) { return v.name == name; }), env.end());
+}
+
+// The devices Slurm gave this task, when gputopo keeps them rather than
+// choose: the user's --gpu-bind, or devices named by UUID. `gpus`: their GPU
+// indices (empty: unknown); `ids`: the UUIDs (empty: indices).
+struct Kept {
+    bool active = false;
+    std::vector<int> gpus;
+    std::vector<std::string> ids;
+    std::vector<int> id_parents;
+};
+
+Kept kept_devices(const Node& node, const StepInputs& in, const Getenv& current) {
+    Kept k;
+    if (in.gpu_bind.empty() && in.device_ids.empty()) return k;
+    k.active = true;
+    if (!in.device_ids.empty()) {
+        // The task's own UUIDs (Slurm narrows them per task), else the step's.
+        auto cvd = current(env::kCudaVisibleDevices);
+        k.ids = cvd ? split_device_uuids(*cvd) : std::vector<std::string>{};
+        if (k.ids.empty()) k.ids = in.device_ids;
+        if (auto parents = parent_gpus(node, k.ids, nullptr)) {
+            k.id_parents = *parents;
+            k.gpus = *parents;
+            std::sort(k.gpus.begin(), k.gpus.end());
+            k.gpus.erase(std::unique(k.gpus.begin(), k.gpus.end()), k.gpus.end());
+        }
+        return k;
+    }
+    k.gpus = task_gpus_from_slurm(current);
+    for (int g : k.gpus)
+        if (!node.gpu(g)) k.gpus.clear();
+    return k;
+}
+
+}  // namespace
+
 TaskAction bind_task(const std::string& node_name, const Node& node, const Plan& plan, int task,
                      const Options& opt, const StepInputs& in, const Getenv& current, bool cpus_on_host) {
     TaskAction a;
@@ -19,11 +72,43 @@ TaskAction bind_task(const std::string& node_name, const Node& node, const Plan&
     eo.share = opt.share;
     eo.step_gpus = in.gpus;
     eo.relative_numbering = in.relative_numbering;
-    ResolvedEnv r = keep_user_values(task_env(node, plan, task, eo), current);
+    Kept kept = kept_devices(node, in, current);
+    // Kept GPUs the plan did not give this task: bind CPUs, memory and NIC
+    // around the kept ones instead.
+    const Plan* use = &plan;
+    Plan around;
+    const TaskBinding& planned = plan.tasks.at(static_cast<size_t>(task));
+    if (!kept.gpus.empty() && (planned.gpus.empty() || !subset(planned.gpus, kept.gpus))) {
+        PlanRequest r;
+        r.gpus = kept.gpus;
+        r.mode = plan.mode;
+        around = plan;
+        TaskBinding b = make_plan(node, r).tasks.at(0);
+        b.task = task;
+        around.tasks[static_cast<size_t>(task)] = b;
+        use = &around;
+    }
+    std::vector<EnvVar> wanted = task_env(node, *use, task, eo);
+    const TaskBinding& b = use->tasks.at(static_cast<size_t>(task));
+    if (kept.active) {
+        drop(wanted, env::kCudaVisibleDevices);
+        drop(wanted, env::kRocrVisibleDevices);
+        if (!in.gpu_bind.empty()) {
+            a.kept_note = "gpus kept from --gpu-bind=" + in.gpu_bind;
+        } else if (!kept.id_parents.empty() && !b.gpus.empty()) {
+            // UUIDs: Slurm's devices, in the planned order.
+            std::vector<std::string> ordered =
+                order_ids(kept.ids, kept.id_parents, visible_gpus(*use, task, eo));
+            wanted.push_back({env::kCudaVisibleDevices, join_strings(ordered), false});
+            a.visible_ids = ordered;
+        } else {
+            a.kept_note = in.device_problem.empty() ? "devices kept as Slurm set them" : in.device_problem;
+        }
+    }
+    ResolvedEnv r = keep_user_values(wanted, current);
     a.set = std::move(r.set);
     a.kept = std::move(r.kept);
-    const TaskBinding& b = plan.tasks.at(static_cast<size_t>(task));
-    if (!b.gpus.empty()) a.visible = visible_gpus(plan, task, eo);
+    if (!b.gpus.empty() && !kept.active) a.visible = visible_gpus(*use, task, eo);
     a.cpus = b.cpus;
     a.mems = b.mems;
     if (!a.cpus.empty()) {
@@ -48,6 +133,8 @@ TaskAction bind_task(const std::string& node_name, const Node& node, const Plan&
     line += " nic=" + (b.nics.empty() ? std::string("none") : join_strings(b.nics));
     line += " island=" + std::to_string(b.island);
     if (!a.visible.empty()) line += " visible=" + join_ints(a.visible);
+    if (!a.visible_ids.empty()) line += " visible=" + join_strings(a.visible_ids);
+    if (!a.kept_note.empty()) line += " (" + a.kept_note + ")";
     for (const auto& k : a.kept) line += " (kept user's " + k.name + "=" + k.value + ")";
     if (!a.skip_reason.empty()) line += " (" + a.skip_reason + ")";
     a.verbose_line = line;

@@ -22,7 +22,9 @@ PlanRequest plan_request(const StepInputs& in, int local_tasks, Mode mode, const
 struct TaskAction {
     std::vector<EnvVar> set;         // variables to set (overwrite)
     std::vector<EnvVar> kept;        // the user's values we left alone
-    std::vector<int> visible;        // GPU indices the task sees, in order
+    std::vector<int> visible;        // GPU indices the task sees, in order (empty when kept from Slurm)
+    std::vector<std::string> visible_ids;  // the UUIDs the task sees, in order (Slurm gave UUIDs)
+    std::string kept_note;           // "gpus kept from --gpu-bind=..." when Slurm's GPUs are kept as set
     CpuSet cpus;                     // planned CPUs (empty: none)
     std::vector<int> mems;           // planned NUMA nodes
     bool apply_affinity = false;     // the CPUs exist here and the user did not bind explicitly

@@ -16,6 +16,7 @@ extern "C" {
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -24,6 +25,7 @@ extern "C" {
 #include "spank/topology_cache.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/fabric/island_sources.hpp"
+#include "topo/fabric/slurm_islands.hpp"
 #include "topo/sources/nic_state.hpp"
 #include "topo/plan/planner.hpp"
 #include "topo/fabric/step_islands.hpp"
@@ -67,6 +69,11 @@ CpuSet current_affinity() {
 // Messages from the library start with "gputopo: "; we add our own prefix.
 std::string without_prefix(const std::string& m) {
     return m.rfind("gputopo: ", 0) == 0 ? m.substr(9) : m;
+}
+
+std::optional<std::string> process_getenv(const std::string& name) {
+    const char* v = std::getenv(name.c_str());
+    return v ? std::optional<std::string>(v) : std::nullopt;
 }
 
 double micros_since(std::chrono::steady_clock::time_point t0) {
@@ -208,6 +215,7 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
                 st.node = std::move(*st.preloaded_node);
             else
                 st.node = read_topology(st);
+            resolve_step_devices(st.node, st.inputs);  // GPU-/MIG- UUIDs -> their GPUs
             const CpuSet host = online_cpus();
             st.cpus_on_host = topology_cpus_on_host(st.node, host);
             st.plan = make_plan(st.node, plan_request(st.inputs, st.local_tasks, st.effective.mode,
@@ -216,9 +224,11 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
         } catch (const std::exception& e) {
             st.problem = e.what();
         }
-        if (st.planned && st.effective.mode == Mode::Island && !st.config.islands.empty()) {
-            try {
-                st.islands = load_islands(st.config.islands);
+        if (st.planned && st.effective.mode == Mode::Island) {
+            try {  // islands= and/or Slurm's own topology (topo/fabric/slurm_islands.hpp)
+                StepIslandMap m = load_step_islands(st.config.islands, slurm_config_dir(process_getenv));
+                if (m.sources != "none") st.islands = std::move(m.map);
+                st.islands_from = m.sources;
             } catch (const std::exception& e) {
                 st.islands_problem = e.what();
             }
@@ -275,6 +285,13 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
             }
         }
         for (const auto& v : a.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
+        uint32_t global_task = 1;
+        if (spank_get_item(sp, S_TASK_GLOBAL_ID, &global_task) != ESPANK_SUCCESS) global_task = 1;
+        if (global_task == 0 && st.inputs.gpus.empty() && st.inputs.device_ids.empty())
+            std::fprintf(stderr, "gputopo: %s: the step has no GPUs here: CPUs and memory bound only\n",
+                         st.node_name.c_str());
+        if (task == 0 && !st.inputs.device_problem.empty())
+            std::fprintf(stderr, "gputopo: %s: %s\n", st.node_name.c_str(), st.inputs.device_problem.c_str());
         std::string why = a.skip_reason;
         bool failed = !why.empty() && st.cpus_on_host;  // an explicit user binding is not a failure
         if (!st.cpus_on_host && !a.cpus.empty()) failed = true;
@@ -286,6 +303,8 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
             }
         }
         if (st.effective.verbose) {
+            if (task == 0 && st.islands)
+                std::fprintf(stderr, "gputopo: %s: islands from %s\n", st.node_name.c_str(), st.islands_from.c_str());
             if (task == 0)  // once per node: GPUs whose nearest NIC is down, and what they use instead
                 for (const auto& f : nic_fallbacks(st.node))
                     std::fprintf(stderr, "gputopo: %s: %s\n", st.node_name.c_str(), describe(f).c_str());

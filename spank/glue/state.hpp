@@ -42,6 +42,7 @@ struct PluginState {
     // islands= (mode island): loaded once per node by user_init.
     std::optional<IslandMap> islands;
     std::string islands_problem;         // why there are no island variables ("" when fine)
+    std::string islands_from;            // the island sources, for verbose
 };
 
 PluginState& state();
