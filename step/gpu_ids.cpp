@@ -60,12 +60,16 @@ std::vector<std::string> order_ids(const std::vector<std::string>& ids, const st
                                    const std::vector<int>& order) {
     std::vector<std::string> out;
     std::vector<bool> used(ids.size(), false);
-    for (int gpu : order)
+    auto take = [&](int gpu, bool all) {
         for (size_t i = 0; i < ids.size(); ++i)
             if (!used[i] && i < parents.size() && parents[i] == gpu) {
                 out.push_back(ids[i]);
                 used[i] = true;
+                if (!all) return;
             }
+    };
+    for (int gpu : order) take(gpu, false);
+    for (int gpu : order) take(gpu, true);
     for (size_t i = 0; i < ids.size(); ++i)
         if (!used[i]) out.push_back(ids[i]);
     return out;

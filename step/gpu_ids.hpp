@@ -34,9 +34,11 @@ int parent_gpu(const Node& node, const std::string& id);
 std::optional<std::vector<int>> parent_gpus(const Node& node, const std::vector<std::string>& ids,
                                             std::string* unknown);
 
-// `ids` reordered to follow `order` (GPU indices, planned visibility order):
-// ids of order[0]'s GPU first, then order[1]'s ...; ids of one GPU keep Slurm's
-// order; ids whose GPU is not in `order` stay, at the end.
+// `ids` reordered to follow `order` (GPU indices by position; a GPU may repeat):
+// first, for each position, one id of that GPU not taken yet (so position i
+// holds an instance of order[i]'s GPU); then the other ids of the GPUs in
+// `order`, GPU by GPU; then ids whose GPU is not in `order`. Ids of one GPU
+// keep Slurm's order.
 std::vector<std::string> order_ids(const std::vector<std::string>& ids, const std::vector<int>& parents,
                                    const std::vector<int>& order);
 

@@ -78,7 +78,7 @@ StepInputs read_step_inputs(const Getenv& getenv) {
     }
     if (auto v = getenv(env::kCudaVisibleDevices); v && in.gpus_from != env::kCudaVisibleDevices)
         in.device_ids = split_device_uuids(*v);
-    if (auto v = getenv(env::kUserGpuBindStep); v) in.gpu_bind = *v;
+    if (auto v = getenv(env::kUserGpuBind); v) in.gpu_bind = *v;
     if (auto v = getenv("SLURM_CPUS_PER_TASK")) {
         try {
             in.cpus_per_task = std::max(0, std::stoi(*v));

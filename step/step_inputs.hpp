@@ -35,7 +35,7 @@ struct StepInputs {
     std::vector<int> device_parents;
     std::string device_problem;
     // The user's --gpu-bind / --tres-bind=gres/gpu as srun passed it on
-    // (env::kUserGpuBindStep, step/user_gpu_bind.hpp); "" when none.
+    // (env::kUserGpuBind, step/user_gpu_bind.hpp); "" when none.
     std::string gpu_bind;
 };
 

@@ -97,8 +97,13 @@ TaskAction bind_task(const std::string& node_name, const Node& node, const Plan&
             a.kept_note = "gpus kept from --gpu-bind=" + in.gpu_bind;
         } else if (!kept.id_parents.empty() && !b.gpus.empty()) {
             // UUIDs: Slurm's devices, in the planned order.
-            std::vector<std::string> ordered =
-                order_ids(kept.ids, kept.id_parents, visible_gpus(*use, task, eo));
+            // Shared view: position i holds an instance of task i's GPU.
+            std::vector<int> order;
+            if (!task_isolated(*use, task, eo))
+                for (const TaskBinding& t : use->tasks)
+                    if (!t.gpus.empty()) order.push_back(t.gpus.front());
+            for (int g : visible_gpus(*use, task, eo)) order.push_back(g);
+            std::vector<std::string> ordered = order_ids(kept.ids, kept.id_parents, order);
             wanted.push_back({env::kCudaVisibleDevices, join_strings(ordered), false});
             a.visible_ids = ordered;
         } else {

@@ -5,8 +5,12 @@
 // (SLURM_GPU_BIND is an input variable of srun, and an output variable of
 // sbatch/salloc only: Slurm 22.05 src/common/env.c set_env_from_opts()).
 // So srun's side of the plugin (local context) reads it from srun's command
-// line and environment, and passes it on in the job's SPANK environment
-// (env::kUserGpuBind); the step side (read_step_inputs) picks it up there.
+// line and environment and puts it in srun's own environment as
+// env::kUserGpuBind, which srun hands to the step like the rest of its
+// environment (spank_job_control_setenv only reaches a new allocation, not
+// the step, in 22.05: src/common/slurm_opt.c slurm_opt_create_job_desc());
+// read_step_inputs picks it up there. With srun --export=NONE it is lost and
+// gputopo orders the GPUs itself.
 // Slurm's own default binding (srun's implicit per_task:N / single:N for
 // --gpus-per-task / --ntasks-per-gpu) is not the user's: gputopo orders it.
 #pragma once

@@ -41,7 +41,7 @@ std::vector<std::string> own_command_line() {
 
 }  // namespace
 
-int local_init_post_opt(spank_t sp, int, char**) {
+int local_init_post_opt(spank_t, int, char**) {
     try {
         PluginState& st = state();
         if (st.user_options && st.user_options->strict && !st.config_ok) {
@@ -56,7 +56,12 @@ int local_init_post_opt(spank_t sp, int, char**) {
                 const char* v = std::getenv(n.c_str());
                 return v ? std::optional<std::string>(v) : std::nullopt;
             });
-            if (!bind.empty()) spank_job_control_setenv(sp, env::kUserGpuBind, bind.c_str(), 1);
+            // srun's environment goes to the tasks (spank_setenv is remote-only);
+            // an srun without --gpu-bind inside a step must not inherit one.
+            if (bind.empty())
+                unsetenv(env::kUserGpuBind);
+            else
+                setenv(env::kUserGpuBind, bind.c_str(), 1);
         }
         return 0;
     } catch (...) {

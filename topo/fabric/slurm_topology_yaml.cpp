@@ -68,8 +68,11 @@ bool parse_line(const std::string& raw, int number, const std::string& file, Yam
         rest = rest.substr(more);
     }
     out.indent = col;
-    for (char c : {'{', '[', '&', '*', '|', '>'})
-        if (!rest.empty() && rest[0] == c) fail(file, number, t, std::string("YAML feature '") + c + "' not supported");
+    auto refuse = [&](const std::string& s) {
+        for (char c : {'{', '[', '&', '*', '|', '>', '!'})
+            if (!s.empty() && s[0] == c) fail(file, number, t, std::string("YAML feature '") + c + "' not supported");
+    };
+    refuse(rest);
     size_t colon = rest.find(": ");
     if (colon == std::string::npos && !rest.empty() && rest.back() == ':') colon = rest.size() - 1;
     if (colon == std::string::npos) {
@@ -78,6 +81,7 @@ bool parse_line(const std::string& raw, int number, const std::string& file, Yam
         return true;
     }
     out.key = trim(rest.substr(0, colon));
+    refuse(trim(rest.substr(colon + 1)));
     out.value = unquote(trim(rest.substr(colon + 1)));
     if (out.key.empty()) fail(file, number, t, "an empty key");
     return true;
