@@ -18,7 +18,9 @@
 #include "step/step_inputs.hpp"
 #include "step/task_binding.hpp"
 #include "step/user_gpu_bind.hpp"
+#include "tests/unit/cli_runner.hpp"
 #include "tests/unit/fixtures.hpp"
+#include "tests/unit/json_parse.hpp"
 #include "tests/unit/nvml_fake.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/fabric/island_sources.hpp"
@@ -358,4 +360,28 @@ TEST_CASE("islands without islands=: Slurm's config dir, topology.yaml before to
     CHECK(slurm_topology_file(dir) == dir + "/topology.yaml");
     CHECK(load_step_islands("", dir).map.island(load_step_islands("", dir).map.find("n2")).name == "y1");
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("gputopo plan accepts an empty allocation: --gpus '' and --gpus none", "[slurm-gpu-bind][cli]") {
+    const std::string cli = gputopo_test::cli_or_skip();
+    if (cli.empty()) return;
+    const std::string topo = gputopo_test::topology(kXe8640);
+    Node node = load_topology_file(topo);
+    for (const char* empty : {"", "none"}) {
+        INFO("--gpus '" << empty << "'");
+        gputopo_test::CliResult r =
+            gputopo_test::run_cli(cli, {"plan", "--topology", topo, "--gpus", empty, "--ntasks", "2", "--format", "json"});
+        INFO(r.err);
+        REQUIRE(r.rc == 0);
+        gputopo_test::JsonValue v = gputopo_test::JsonParser::parse(r.out);
+        REQUIRE(v["tasks"].arr.size() == 2);
+        CpuSet all;
+        for (size_t t = 0; t < 2; ++t) {
+            CHECK(v["tasks"][t]["gpus"].ints().empty());
+            CpuSet c = CpuSet::parse_list(v["tasks"][t]["cpus"].str);
+            CHECK_FALSE(c.intersects(all));
+            all |= c;
+        }
+        CHECK(all == node.cpus);  // CPU-only tasks split the node's CPUs
+    }
 }
