@@ -3,6 +3,7 @@
 # tests/cluster/t_*.sh in sorted order against it, stops it.
 #   tests/cluster/run.sh [BUILD]        (default: build)
 #   GPUTOPO_CLUSTER_TESTS="t_plugin_env.sh ..."  run only these
+#   GPUTOPO_CLUSTER_CONFIGLESS=1       configless cluster (harness.sh: slurmd --conf-server)
 # Each test prints "ok - NAME" / "not ok - NAME" lines. Missing Slurm or munge
 # binaries are a failure, not a skip (`make deps` installs them).
 set -u
@@ -18,7 +19,7 @@ if ! cluster_start "$build"; then
     echo "not ok - cluster harness: the local cluster did not start"
     exit 1
 fi
-echo "# cluster in $CLUSTER_DIR (slurmctld port $CLUSTER_CTLD_PORT)"
+echo "# cluster in $CLUSTER_DIR (slurmctld port $CLUSTER_CTLD_PORT$([ "$CLUSTER_CONFIGLESS" = 1 ] && echo ', configless'))"
 
 status=0
 tests=${GPUTOPO_CLUSTER_TESTS:-$(cd "$here" && ls t_*.sh 2>/dev/null | sort)}

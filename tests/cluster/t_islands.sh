@@ -2,7 +2,9 @@
 # End-to-end: islands across nodes on the local cluster (leaf1=n[1-2],
 # leaf2=n[3-4] in topology.conf). Every task's GPUTOPO_ISLAND, _ISLAND_RANK,
 # _ISLAND_SIZE, _NUM_ISLANDS and GPUTOPO_RANK against the island map written
-# here by hand; gputopo.conf overriding topology.conf; nodes no file names;
+# here by hand; gputopo.conf overriding topology.conf; islands= adding to Slurm's
+# topology.conf; no islands= at all (Slurm's own topology.conf, from the conf-cache
+# in configless mode);
 # a broken islands file; the job_submit.lua switch count.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -94,7 +96,10 @@ n4 leaf2 4 2 6,7 2,3"
 # topology.conf that the running Slurm reads (SLURM_CONF of slurmd/slurmstepd).
 name="islands: no islands= argument: islands are the leaf switches of Slurm's own topology.conf"
 run_islands "$name" "" -- -N4 -n8 --ntasks-per-node=2 --gpus-per-node=2 --gpu-topo=island,verbose &&
-    if grep -q "^gputopo: n1: islands from Slurm's .*/topology.conf" "$out.err" &&
+    # Configless: the copy slurmd fetched into its conf-cache (SLURM_CONF of slurmstepd).
+    want_dir=$CLUSTER_DIR/etc
+    [ "${CLUSTER_CONFIGLESS:-0}" = 1 ] && want_dir=$CLUSTER_DIR/spool/n1/conf-cache
+    if grep -q "^gputopo: n1: islands from Slurm's $want_dir/topology.conf" "$out.err" &&
        grep -q '^gputopo: n3 task 0: .* xisland=leaf2 .*(topology.conf tree)' "$out.err"; then
         expect "$name" "n1 leaf1 4 2 0,1 0,1
 n2 leaf1 4 2 2,3 2,3
