@@ -26,6 +26,7 @@
 #include "topo/fabric/island_sources.hpp"
 #include "topo/fabric/slurm_islands.hpp"
 #include "topo/plan/planner.hpp"
+#include "topo/sources/node_snapshot.hpp"
 #include "topo/sources/nvml_source.hpp"
 #include "topo/sources/source_merge.hpp"
 #include "topo/sources/topology_loader.hpp"
@@ -384,4 +385,13 @@ TEST_CASE("gputopo plan accepts an empty allocation: --gpus '' and --gpus none",
         }
         CHECK(all == node.cpus);  // CPU-only tasks split the node's CPUs
     }
+}
+
+TEST_CASE("MIG instances survive the plugin's cache (node snapshot) and still resolve", "[slurm-uuid]") {
+    Node node = h200_with_mig();
+    Node back = read_node_snapshot(write_node_snapshot(node), "snapshot");
+    REQUIRE(back.gpus.size() == node.gpus.size());
+    for (size_t i = 0; i < node.gpus.size(); ++i) CHECK(back.gpus[i].mig_uuids == node.gpus[i].mig_uuids);
+    for (const auto& [bus, ids] : fixture_migs("hgx-h200-mig.nvml"))
+        for (const std::string& id : ids) CHECK(back.gpu(parent_gpu(back, id))->pci.to_string() == bus);
 }

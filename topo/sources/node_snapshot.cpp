@@ -1,5 +1,6 @@
 #include "topo/sources/node_snapshot.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -114,6 +115,8 @@ std::string write_node_snapshot(const Node& n) {
                         << cpus(g.local_cpus) << esc_list(g.os_names) << esc(g.uuid)
                         << static_cast<unsigned long long>(g.memory_bytes) << esc(g.fabric_cluster_uuid)
                         << g.fabric_clique);
+    for (const auto& g : n.gpus)  // MIG instances (NVML), a record of their own: only when there are some
+        if (!g.mig_uuids.empty()) put(Line("mig") << g.index << esc_list(g.mig_uuids));
     for (const auto& x : n.nics) {
         put(Line("nic") << esc(x.name) << esc_list(x.netdevs) << addr(x.pci) << x.pci_object << x.numa
                         << cpus(x.local_cpus) << static_cast<int>(x.rdma) << static_cast<int>(x.storage)
@@ -194,6 +197,12 @@ Node read_node_snapshot(const std::string& text, const std::string& name) {
                 g.fabric_cluster_uuid = unesc(f[11]);
                 g.fabric_clique = I(12);
                 n.gpus.push_back(g);
+            } else if (tag == "mig") {
+                need(2);
+                int index = I(1);
+                auto it = std::find_if(n.gpus.begin(), n.gpus.end(), [&](const Gpu& g) { return g.index == index; });
+                if (it == n.gpus.end()) throw bad("line " + std::to_string(lineno) + ": mig record for unknown GPU");
+                it->mig_uuids = unesc_list(f[2]);
             } else if (tag == "nic") {
                 need(9);
                 Nic x;
