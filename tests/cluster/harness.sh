@@ -35,6 +35,10 @@
 # $GPUTOPO_EXTRA_SLURM_CONF (text), are appended to slurm.conf. In both, @CLUSTER_DIR@,
 # @BUILD@ and @SRC@ are replaced by the run dir, the absolute build dir and the source tree.
 # JobSubmitPlugins=lua with etc/job_submit.lua copied beside slurm.conf; JobRequeue=1.
+# $GPUTOPO_FAKE_GPUS_CONF (text, same substitutions) becomes fake_gpus.conf beside slurm.conf:
+# Slurm's gres/gpu then takes those GPUs (with their unique ids: CUDA_VISIBLE_DEVICES holds
+# UUIDs, as with AutoDetect=nvml) instead of detecting (Slurm 22.05 gres_gpu.c
+# _get_system_gpu_list_fake; not shipped in configless mode).
 # Logs: $CLUSTER_DIR/log/{slurmctld,slurmd-nN,munged}.log (printed by cluster_dump_logs).
 # Two runs in parallel do not clash: own dir, own munged socket and key, own ports.
 #
@@ -250,6 +254,9 @@ SwitchName=leaf2 Nodes=n[3-4]
 SwitchName=spine Switches=leaf[1-2]
 EOF
     cp "$_harness_src/etc/job_submit.lua" "$d/etc/job_submit.lua"
+    if [ -n "${GPUTOPO_FAKE_GPUS_CONF:-}" ]; then
+        printf '%s\n' "$GPUTOPO_FAKE_GPUS_CONF" | _harness_subst > "$d/etc/fake_gpus.conf"
+    fi
 }
 
 _harness_devices() {

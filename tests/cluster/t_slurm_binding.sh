@@ -9,9 +9,8 @@
 #     the CPUs gputopo plans around those GPUs), verbose says "gpus kept from
 #     --gpu-bind"; without one gputopo orders the GPUs itself.
 #   - an explicit --cpu-bind is kept (no affinity applied) on n1 (real CPUs).
-#   - UUIDs as Slurm's gres/gpu writes them (fake_gpus.conf is not used: the
-#     step's CUDA_VISIBLE_DEVICES cannot carry UUIDs without it): see the unit
-#     tests "[slurm-uuid]".
+#   - UUIDs as Slurm's gres/gpu writes them: t_slurm_uuid.sh (its own cluster) and
+#     the unit tests "[slurm-uuid]" (MIG through the fake NVML).
 #   - a step without GPUs under --gpu-topo binds CPUs and memory only.
 #   - srun from a "login node": plugin loaded, no topology file, no cache.
 set -u
