@@ -56,7 +56,7 @@ Kept kept_devices(const Node& node, const StepInputs& in, const Getenv& current)
         }
         return k;
     }
-    k.gpus = task_gpus_from_slurm(current);
+    k.gpus = task_gpus_from_slurm(current, in);
     for (int g : k.gpus)
         if (!node.gpu(g)) k.gpus.clear();
     return k;

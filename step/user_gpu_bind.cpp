@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "topo/core/errors.hpp"
 
@@ -80,16 +81,30 @@ std::string user_gpu_bind(const std::vector<std::string>& argv, const Getenv& en
     return without_verbose(found);
 }
 
-std::vector<int> task_gpus_from_slurm(const Getenv& task_env) {
-    for (const char* var : {"SLURM_STEP_GPUS", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}) {
+std::vector<int> task_gpus_from_slurm(const Getenv& task_env, const StepInputs& step) {
+    auto read = [&](const char* var) -> std::optional<std::vector<int>> {
         auto v = task_env(var);
-        if (!v || v->empty()) continue;
+        if (!v || v->empty()) return std::nullopt;
         try {
             return parse_index_list(*v, var);
         } catch (const ParseError&) {
+            return std::nullopt;
         }
+    };
+    std::optional<std::vector<int>> gpus = read("SLURM_STEP_GPUS");
+    std::optional<std::vector<int>> visible = read("CUDA_VISIBLE_DEVICES");
+    if (!visible) visible = read("ROCR_VISIBLE_DEVICES");
+    if (visible && (!gpus || visible->size() < gpus->size())) {
+        if (!step.relative_numbering) return *visible;
+        std::vector<int> base = step.gpus;  // sorted
+        std::vector<int> out;
+        for (int v : *visible) {
+            if (v < 0 || static_cast<size_t>(v) >= base.size()) return {};
+            out.push_back(base[static_cast<size_t>(v)]);
+        }
+        return out;
     }
-    return {};
+    return gpus ? *gpus : std::vector<int>{};
 }
 
 }  // namespace gputopo::spank

@@ -30,9 +30,12 @@ namespace gputopo::spank {
 // binding) gives "". "" when the user asked for nothing.
 std::string user_gpu_bind(const std::vector<std::string>& argv, const Getenv& env);
 
-// The GPU indices Slurm gave this task (its SLURM_STEP_GPUS, else
-// CUDA_VISIBLE_DEVICES when they are indices), from the task's environment;
-// empty when none can be read.
-std::vector<int> task_gpus_from_slurm(const Getenv& task_env);
+// The GPU indices Slurm gave this task, from the task's environment: its
+// SLURM_STEP_GPUS (22.05 narrows it per task), or CUDA_VISIBLE_DEVICES /
+// ROCR_VISIBLE_DEVICES when those are narrower (a release that narrows only
+// them), mapped back through the step's GPUs when Slurm numbers them relative
+// to the step (`step`: the step's inputs from user_init). Empty when none can
+// be read.
+std::vector<int> task_gpus_from_slurm(const Getenv& task_env, const StepInputs& step);
 
 }  // namespace gputopo::spank

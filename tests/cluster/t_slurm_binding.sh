@@ -30,23 +30,29 @@ plan_cpus() {
 }
 
 # check_kept NAME EXPECT_KEPT(yes|no) -- SRUN-ARGS
-#   yes: every task's CUDA_VISIBLE_DEVICES equals Slurm's SLURM_STEP_GPUS for it (both
-#        unset when Slurm sets none, as 22.05 does for --gpu-bind=none),
+#   yes: every task's CUDA_VISIBLE_DEVICES is what Slurm alone gives it (the same srun
+#        with --gpu-topo=none; unset when Slurm sets none, as 22.05 does for none),
 #        GPUTOPO_GPUS is inside it, GPUTOPO_CPUS is what gputopo plans around
 #        GPUTOPO_GPUS, verbose says "gpus kept from --gpu-bind".
 #   no:  gputopo chose: the tasks' GPUTOPO_GPUS are the plan for the step's GPUs and
 #        nothing says "gpus kept".
 check_kept() {
-    local name=$1 want=$2
+    local name=$1 want=$2 a base=()
     shift 3
+    # Slurm's own per-task view: the same srun with gputopo off.
+    for a in "$@"; do case $a in --gpu-topo=*) base+=(--gpu-topo=none) ;; *) base+=("$a") ;; esac; done
+    if ! timeout 120 srun "${base[@]}" "$here/probe.sh" > "$out.slurm" 2> "$out.err"; then
+        tap_not_ok "$name" "srun ${base[*]} failed: $(tail -n 3 "$out.err")"
+        return
+    fi
     if ! timeout 120 srun "$@" "$here/probe.sh" > "$out" 2> "$out.err"; then
         tap_not_ok "$name" "srun $* failed: $(tail -n 3 "$out.err")"
         return
     fi
     local why
-    why=$(python3 - "$out" "$out.err" "$want" "$CLUSTER_BUILD/gputopo" "$(node_topology $node)" <<'EOF'
+    why=$(python3 - "$out" "$out.err" "$want" "$CLUSTER_BUILD/gputopo" "$(node_topology $node)" "$out.slurm" <<'EOF'
 import json, subprocess, sys
-out, err, want, gputopo, topo = sys.argv[1:6]
+out, err, want, gputopo, topo, slurm_out = sys.argv[1:7]
 def expand(s):
     r = []
     for p in s.split(","):
@@ -55,10 +61,15 @@ def expand(s):
         elif p:
             r.append(int(p))
     return r
-tasks = []
-for line in open(out):
-    if line.startswith("PROBE"):
-        tasks.append(dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv))
+def probes(path):
+    r = []
+    for line in open(path):
+        if line.startswith("PROBE"):
+            r.append(dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv))
+    return r
+tasks = probes(out)
+# What Slurm alone gave each task (gputopo off), by local id.
+slurm_view = {t["SLURM_LOCALID"]: t for t in probes(slurm_out)}
 if not tasks:
     sys.exit("no task printed a probe line")
 stderr = open(err).read()
@@ -71,22 +82,33 @@ if want == "yes":
     if stderr.count("gpus kept from --gpu-bind") != len(tasks):
         bad.append("expected 'gpus kept from --gpu-bind' once per task in verbose")
     for t in tasks:
-        slurm = t.get("SLURM_STEP_GPUS", "")
-        cvd = t.get("CUDA_VISIBLE_DEVICES", "")
+        alone = slurm_view.get(t["SLURM_LOCALID"], {})
+        cvd = t.get("CUDA_VISIBLE_DEVICES")
         mine = t.get("GPUTOPO_GPUS", "")
-        if not slurm and "SLURM_STEP_GPUS" not in t:
+        if cvd != alone.get("CUDA_VISIBLE_DEVICES"):
+            bad.append("task %s: CUDA_VISIBLE_DEVICES=%s, Slurm alone gives %s"
+                       % (t["SLURM_LOCALID"], cvd, alone.get("CUDA_VISIBLE_DEVICES")))
+        # The task's GPUs as Slurm gave them: the narrower of SLURM_STEP_GPUS and CUDA_VISIBLE_DEVICES.
+        cands = [expand(x) for x in (t.get("SLURM_STEP_GPUS"), cvd) if x]
+        slurm = ",".join(map(str, min(cands, key=len))) if cands else ""
+        if not slurm:
             # --gpu-bind=none (22.05): Slurm sets no GPU variable for the task; gputopo sets none either.
-            if "CUDA_VISIBLE_DEVICES" in t or not mine:
-                bad.append("task %s: Slurm set no GPUs, yet CUDA_VISIBLE_DEVICES=%s GPUTOPO_GPUS=%s"
-                           % (t["SLURM_LOCALID"], cvd, mine))
+            if not mine:
+                bad.append("task %s: no GPUTOPO_GPUS" % t["SLURM_LOCALID"])
             continue
-        if cvd != slurm:
-            bad.append("task %s: CUDA_VISIBLE_DEVICES=%s, Slurm gave %s" % (t["SLURM_LOCALID"], cvd, slurm))
         if not mine or not set(expand(mine)) <= set(expand(slurm)):
             bad.append("task %s: GPUTOPO_GPUS=%s not within Slurm's %s" % (t["SLURM_LOCALID"], mine, slurm))
         if mine and expand(mine) == expand(slurm):
-            want_cpus = plan(mine, 1)[0]["cpus"]
-            if t.get("GPUTOPO_CPUS") != want_cpus:
+            # Around the kept GPU: the step's plan for this task when it planned that GPU, else that GPU alone.
+            step_gpus = sorted(set(g for x in tasks for g in expand(slurm_view.get(x["SLURM_LOCALID"], {}).get(
+                "SLURM_STEP_GPUS", "")) or expand(x.get("SLURM_STEP_GPUS", ""))))
+            ok = [plan(mine, 1)[0]["cpus"]]
+            if step_gpus:
+                mine_in_step = plan(",".join(map(str, step_gpus)), len(tasks))[int(t["SLURM_LOCALID"])]
+                if mine_in_step["gpus"] == expand(mine):
+                    ok.append(mine_in_step["cpus"])
+            want_cpus = " or ".join(ok)
+            if t.get("GPUTOPO_CPUS") not in ok:
                 bad.append("task %s: GPUTOPO_CPUS=%s, gputopo plan around GPU %s: %s"
                            % (t["SLURM_LOCALID"], t.get("GPUTOPO_CPUS"), mine, want_cpus))
 else:
@@ -166,5 +188,5 @@ else
 fi
 plugstack_default
 
-rm -f "$out" "$out.err"
+rm -f "$out" "$out.err" "$out.slurm"
 exit 0

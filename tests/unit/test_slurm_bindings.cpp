@@ -395,3 +395,23 @@ TEST_CASE("MIG instances survive the plugin's cache (node snapshot) and still re
     for (const auto& [bus, ids] : fixture_migs("hgx-h200-mig.nvml"))
         for (const std::string& id : ids) CHECK(back.gpu(parent_gpu(back, id))->pci.to_string() == bus);
 }
+
+TEST_CASE("the GPUs Slurm gave a task: SLURM_STEP_GPUS, or narrower visible devices", "[slurm-gpu-bind]") {
+    StepInputs step;
+    step.gpus = {2, 3, 5, 7};
+    // 22.05: both narrowed per task (SLURM_STEP_GPUS=3, CUDA_VISIBLE_DEVICES=3).
+    CHECK(task_gpus_from_slurm(env_of({{"SLURM_STEP_GPUS", "3"}, {"CUDA_VISIBLE_DEVICES", "3"}}), step) ==
+          std::vector<int>{3});
+    // Only the visible devices narrowed: they win.
+    CHECK(task_gpus_from_slurm(env_of({{"SLURM_STEP_GPUS", "2,3,5,7"}, {"CUDA_VISIBLE_DEVICES", "5"}}), step) ==
+          std::vector<int>{5});
+    // ... numbered relative to the step (cgroup ConstrainDevices): position 2 of 2,3,5,7 is GPU 5.
+    step.relative_numbering = true;
+    CHECK(task_gpus_from_slurm(env_of({{"SLURM_STEP_GPUS", "2,3,5,7"}, {"CUDA_VISIBLE_DEVICES", "2"}}), step) ==
+          std::vector<int>{5});
+    // Same size: SLURM_STEP_GPUS (global indices) is the answer.
+    CHECK(task_gpus_from_slurm(env_of({{"SLURM_STEP_GPUS", "7"}, {"CUDA_VISIBLE_DEVICES", "0"}}), step) ==
+          std::vector<int>{7});
+    // --gpu-bind=none on 22.05: Slurm sets neither.
+    CHECK(task_gpus_from_slurm(env_of({}), step).empty());
+}
