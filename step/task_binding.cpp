@@ -1,6 +1,7 @@
 #include "step/task_binding.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "step/gpu_ids.hpp"
 #include "step/user_gpu_bind.hpp"
@@ -62,6 +63,33 @@ Kept kept_devices(const Node& node, const StepInputs& in, const Getenv& current)
     return k;
 }
 
+// When the plan did not give this task the GPUs Slurm kept for it: a copy of
+// the plan whose task holds the binding around the kept GPUs (CPUs, memory,
+// NIC of those GPUs). Otherwise nothing: the plan stands.
+std::optional<Plan> plan_around_kept(const Node& node, const Plan& plan, int task, const Kept& kept) {
+    const TaskBinding& planned = plan.tasks.at(static_cast<size_t>(task));
+    if (kept.gpus.empty() || (!planned.gpus.empty() && subset(planned.gpus, kept.gpus))) return std::nullopt;
+    PlanRequest r;
+    r.gpus = kept.gpus;
+    r.mode = plan.mode;
+    Plan around = plan;
+    TaskBinding b = make_plan(node, r).tasks.at(0);
+    b.task = task;
+    around.tasks[static_cast<size_t>(task)] = b;
+    return around;
+}
+
+// Slurm's UUIDs in the planned order. Shared view: position i holds an
+// instance of task i's GPU, then the rest by planned visibility.
+std::vector<std::string> planned_id_order(const Plan& plan, int task, const TaskEnvOptions& eo, const Kept& kept) {
+    std::vector<int> order;
+    if (!task_isolated(plan, task, eo))
+        for (const TaskBinding& t : plan.tasks)
+            if (!t.gpus.empty()) order.push_back(t.gpus.front());
+    for (int g : visible_gpus(plan, task, eo)) order.push_back(g);
+    return order_ids(kept.ids, kept.id_parents, order);
+}
+
 }  // namespace
 
 TaskAction bind_task(const std::string& node_name, const Node& node, const Plan& plan, int task,
@@ -73,21 +101,8 @@ TaskAction bind_task(const std::string& node_name, const Node& node, const Plan&
     eo.step_gpus = in.gpus;
     eo.relative_numbering = in.relative_numbering;
     Kept kept = kept_devices(node, in, current);
-    // Kept GPUs the plan did not give this task: bind CPUs, memory and NIC
-    // around the kept ones instead.
-    const Plan* use = &plan;
-    Plan around;
-    const TaskBinding& planned = plan.tasks.at(static_cast<size_t>(task));
-    if (!kept.gpus.empty() && (planned.gpus.empty() || !subset(planned.gpus, kept.gpus))) {
-        PlanRequest r;
-        r.gpus = kept.gpus;
-        r.mode = plan.mode;
-        around = plan;
-        TaskBinding b = make_plan(node, r).tasks.at(0);
-        b.task = task;
-        around.tasks[static_cast<size_t>(task)] = b;
-        use = &around;
-    }
+    const std::optional<Plan> around = plan_around_kept(node, plan, task, kept);
+    const Plan* use = around ? &*around : &plan;
     std::vector<EnvVar> wanted = task_env(node, *use, task, eo);
     const TaskBinding& b = use->tasks.at(static_cast<size_t>(task));
     if (kept.active) {
@@ -96,16 +111,8 @@ TaskAction bind_task(const std::string& node_name, const Node& node, const Plan&
         if (!in.gpu_bind.empty()) {
             a.kept_note = "gpus kept from --gpu-bind=" + in.gpu_bind;
         } else if (!kept.id_parents.empty() && !b.gpus.empty()) {
-            // UUIDs: Slurm's devices, in the planned order.
-            // Shared view: position i holds an instance of task i's GPU.
-            std::vector<int> order;
-            if (!task_isolated(*use, task, eo))
-                for (const TaskBinding& t : use->tasks)
-                    if (!t.gpus.empty()) order.push_back(t.gpus.front());
-            for (int g : visible_gpus(*use, task, eo)) order.push_back(g);
-            std::vector<std::string> ordered = order_ids(kept.ids, kept.id_parents, order);
-            wanted.push_back({env::kCudaVisibleDevices, join_strings(ordered), false});
-            a.visible_ids = ordered;
+            a.visible_ids = planned_id_order(*use, task, eo, kept);
+            wanted.push_back({env::kCudaVisibleDevices, join_strings(a.visible_ids), false});
         } else {
             a.kept_note = in.device_problem.empty() ? "devices kept as Slurm set them" : in.device_problem;
         }
