@@ -130,6 +130,17 @@ run_islands "$name" "$etc/gputopo-bad.conf" -- -N2 -n2 --ntasks-per-node=1 --gpu
         tap_not_ok "$name" "stderr: $(head -n 4 "$out.err")" "table: $(cat "$out.table")"
     fi
 
+# An islands= file missing on the node (configless clusters do not ship it): one warning
+# naming the file, the job runs.
+name="islands: an islands= file absent on the node gives one warning naming it; the job runs"
+run_islands "$name" "$etc/not-shipped-gputopo.conf" -- -N2 -n2 --ntasks-per-node=1 --gpus-per-node=1 --gpu-topo=island &&
+    if [ "$(grep -c "cannot read gputopo.conf '$etc/not-shipped-gputopo.conf'" "$out.err")" = 2 ] &&
+       [ "$(grep -c '^ISL' "$out")" = 2 ]; then
+        tap_ok "$name"
+    else
+        tap_not_ok "$name" "stderr: $(head -n 4 "$out.err")"
+    fi
+
 # Mode closest: no cross-node island variables even with islands=.
 name="islands: mode closest sets no cross-node island variables"
 run_islands "$name" "$etc/gputopo-tree.conf" -- -N2 -n2 --ntasks-per-node=1 --gpus-per-node=1 --gpu-topo=closest &&
