@@ -90,12 +90,8 @@ int run(const std::vector<std::string>& args) {
     return c->run(std::vector<std::string>(args.begin() + 1, args.end()), std::cout);
 }
 
-// Library exceptions already carry the "gputopo: " prefix; add it only
-// where it is missing.
-std::string user_message(const char* what) {
-    const std::string msg = what;
-    return msg.rfind("gputopo: ", 0) == 0 ? msg : "gputopo: " + msg;
-}
+// Library exceptions carry no prefix: the CLI adds it where it prints.
+std::string user_message(const char* what) { return std::string("gputopo: ") + what; }
 
 }  // namespace
 

@@ -2,38 +2,20 @@
 
 #include <dlfcn.h>
 #include <limits.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "launcher/framework_env.hpp"
+#include "step/apply.hpp"
+#include "step/topology_path.hpp"
+#include "step/step_inputs.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/plan/task_env.hpp"
 #include "launcher/topology/load_node.hpp"
 
 namespace gputopo::launch {
-
-namespace {
-
-std::vector<int> parse_gpu_list(const std::string& name, const std::string& v) {
-    std::vector<int> out;
-    std::stringstream ss(v);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-        if (item.empty()) continue;
-        for (char c : item)
-            if (c < '0' || c > '9')
-                throw ParseError("gputopo: " + name + "='" + v + "': expected GPU indices such as 0,1,2");
-        if (item.size() > 6) throw ParseError("gputopo: " + name + "='" + v + "': expected GPU indices such as 0,1,2");
-        out.push_back(std::stoi(item));
-    }
-    return out;
-}
-
-}  // namespace
 
 // Linked in (unit tests) or not (the launcher): then found with dlopen.
 extern "C" int gputopo_launch_load_node(const char*, gputopo::Node*, std::string*) __attribute__((weak));
@@ -56,9 +38,9 @@ Node load_node(const std::string& path) {
     if (!fn) {
         std::string module = topology_module_path();
         void* h = dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!h) throw TopologyError("gputopo: cannot load the topology module " + module + " (" + dlerror() + ")");
+        if (!h) throw TopologyError("cannot load the topology module " + module + " (" + dlerror() + ")");
         fn = reinterpret_cast<Fn>(dlsym(h, "gputopo_launch_load_node"));
-        if (!fn) throw TopologyError("gputopo: " + module + " has no gputopo_launch_load_node");
+        if (!fn) throw TopologyError(module + " has no gputopo_launch_load_node");
     }
     Node node;
     std::string error;
@@ -66,135 +48,155 @@ Node load_node(const std::string& path) {
     return node;
 }
 
-bool host_cpus_contain(const CpuSet& cpus) {
-    std::ifstream in("/sys/devices/system/cpu/online");
-    std::string text;
-    CpuSet host;
-    if (in && std::getline(in, text)) {
-        try {
-            host = CpuSet::parse_list(text);
-        } catch (const std::exception&) {
-        }
-    }
-    if (host.empty()) {
-        long n = sysconf(_SC_NPROCESSORS_CONF);
-        if (n > 0) host = CpuSet::range(0, static_cast<int>(n) - 1);
-    }
-    return !host.empty() && host.contains(cpus);
+namespace {
+
+int non_negative(const Getenv& get, const char* var, int fallback) {
+    auto v = get(var);
+    if (!v || v->empty()) return fallback;
+    if (v->size() > 9 || v->find_first_not_of("0123456789") != std::string::npos)
+        throw ParseError(std::string(var) + "='" + *v + "' is not a non-negative number");
+    return std::stoi(*v);
 }
 
-BindingInputs binding_inputs(const Getenv& get) {
-    BindingInputs in;
-    for (const char* name : {"SLURM_STEP_GPUS", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}) {
-        auto v = get(name);
-        if (v && !v->empty()) {
-            in.gpus = parse_gpu_list(name, *v);
-            break;
-        }
-    }
-    auto gpt = get("SLURM_GPUS_PER_TASK");
-    in.own_gpus_only = gpt && !gpt->empty();
-    int local = 0, ntasks = 1;
-    if (auto v = get("SLURM_LOCALID"); v && !v->empty()) local = std::stoi(*v);
-    auto tpn = get("SLURM_STEP_TASKS_PER_NODE");
-    if (!tpn) tpn = get("SLURM_TASKS_PER_NODE");
-    auto nodeid = get("SLURM_NODEID");
-    if (tpn && nodeid && !nodeid->empty()) ntasks = tasks_on_node(*tpn, std::stoi(*nodeid));
-    if (in.own_gpus_only) {
-        in.ntasks = 1;
-        in.task = 0;
-    } else {
-        in.ntasks = ntasks < 1 ? 1 : ntasks;
-        in.task = local < in.ntasks ? local : 0;
-    }
-    return in;
-}
-
-std::string expand_topology_path(const std::string& p, const std::string& node, const std::string& host) {
-    std::string out;
-    for (size_t i = 0; i < p.size(); ++i) {
-        if (p[i] == '%' && i + 1 < p.size() && (p[i + 1] == 'n' || p[i + 1] == 'h')) {
-            out += p[i + 1] == 'n' ? node : host;
-            ++i;
-        } else {
-            out += p[i];
-        }
+// The position of each of `own` in `step`, or nullopt when one is missing.
+std::optional<std::vector<int>> positions(const std::vector<int>& own, const std::vector<int>& step) {
+    std::vector<int> out;
+    for (int g : own) {
+        size_t i = 0;
+        while (i < step.size() && step[i] != g) ++i;
+        if (i == step.size()) return std::nullopt;
+        out.push_back(static_cast<int>(i));
     }
     return out;
 }
 
-BindingOutcome binding_for(const Node& node, const BindingInputs& in, const std::string& gpu_topo,
-                           const std::optional<CpuSet>& usable_cpus) {
-    BindingOutcome b;
-    std::string mode_text = gpu_topo.substr(0, gpu_topo.find(','));
-    PlanRequest req;
-    req.mode = parse_mode(mode_text);
-    req.gpus = in.gpus;
-    req.ntasks = in.ntasks;
-    // The task's CPUs bound the plan only when the topology describes this
-    // host (its CPUs exist here); a fixture topology is planned whole.
-    if (usable_cpus && !usable_cpus->empty() && !node.cpus.empty() && host_cpus_contain(node.cpus)) {
-        CpuSet a = *usable_cpus & node.cpus;
-        if (!a.empty()) req.allowed_cpus = a;
-    }
-    Plan plan = make_plan(node, req);
-    TaskEnvOptions teo;
-    teo.isolate = gpu_topo.find(",isolate") != std::string::npos || in.own_gpus_only;
-    teo.share = gpu_topo.find(",share") != std::string::npos;
-    teo.step_gpus = in.gpus;
-    b.env = task_env(node, plan, in.task, teo);
-    b.mode = mode_name(plan.mode);
-    b.bound = plan.mode != Mode::None;
-    const TaskBinding& t = plan.tasks.at(static_cast<size_t>(in.task));
-    std::ostringstream s;
-    s << "gpus=" << join_ints(t.gpus) << " cpus=" << (t.cpus.empty() ? "-" : t.cpus.to_list())
-      << " mems=" << (t.mems.empty() ? "-" : join_ints(t.mems)) << " nic=" << (t.nics.empty() ? "-" : t.nics.front())
-      << " island=" << t.island;
-    b.summary = s.str();
-    if (!t.cpus.empty()) {
-        if (usable_cpus && usable_cpus->contains(t.cpus)) b.cpus = t.cpus;
-        else b.note = "planned CPUs " + t.cpus.to_list() + " are not all usable here; CPU affinity not applied";
-    }
-    return b;
+}  // namespace
+
+TaskPlace task_place(const Getenv& get, const std::string& host) {
+    TaskPlace p;
+    p.local_id = non_negative(get, "SLURM_LOCALID", 0);
+    auto tpn = get("SLURM_STEP_TASKS_PER_NODE");
+    if (!tpn) tpn = get("SLURM_TASKS_PER_NODE");
+    const int node_id = non_negative(get, "SLURM_NODEID", -1);
+    if (tpn && !tpn->empty() && node_id >= 0) p.local_tasks = std::max(1, tasks_on_node(*tpn, node_id));
+    if (p.local_id >= p.local_tasks) p.local_tasks = p.local_id + 1;
+    if (auto v = get("SLURMD_NODENAME"); v && !v->empty()) p.node_name = *v;
+    else p.node_name = step::slurm_node_name(get, node_id, host);
+    return p;
 }
 
-BindingOutcome compute_binding(const Options& o, const Getenv& get) {
-    BindingOutcome b;
-    if (auto m = get(env::kMode); m && !m->empty()) {
-        b.note = "bound by the gputopo plugin (GPUTOPO_MODE=" + *m + ")";
-        return b;
-    }
-    if (o.gpu_topo.rfind("none", 0) == 0) {
-        b.note = "binding off (--gpu-topo none)";
-        return b;
-    }
-    try {
-        BindingInputs in = binding_inputs(get);
-        if (in.gpus.empty()) {
-            b.note = "no GPUs in this step; nothing to bind";
-            return b;
+step::Getenv step_environment(const Getenv& task_env, const std::vector<int>& step_gpus) {
+    // How Slurm numbered this task's devices: as its SLURM_STEP_GPUS (GPU
+    // indices), or by position in the step's set (cgroup ConstrainDevices).
+    std::vector<int> own;
+    if (auto v = task_env("SLURM_STEP_GPUS"); v && !v->empty()) own = step::parse_index_list(*v, "SLURM_STEP_GPUS");
+    std::vector<int> relative(step_gpus.size());
+    for (size_t i = 0; i < relative.size(); ++i) relative[i] = static_cast<int>(i);
+    auto renumber = [own, step_gpus, relative](const std::optional<std::string>& v) -> std::optional<std::string> {
+        if (!v || v->empty()) return v;
+        std::vector<int> seen;
+        try {
+            seen = step::parse_index_list(*v, "CUDA_VISIBLE_DEVICES");
+        } catch (const ParseError&) {
+            return v;  // UUIDs or other names: as Slurm gave them
         }
+        if (seen == own) return join_ints(step_gpus);
+        if (auto pos = positions(own, step_gpus); pos && seen == *pos) return join_ints(relative);
+        return v;
+    };
+    return [task_env, step_gpus, renumber](const std::string& name) -> std::optional<std::string> {
+        if (name == "SLURM_STEP_GPUS") return join_ints(step_gpus);
+        if (name == "CUDA_VISIBLE_DEVICES" || name == "ROCR_VISIBLE_DEVICES") return renumber(task_env(name));
+        return task_env(name);
+    };
+}
+
+std::string binding_skipped(const step::Options& opt, const Getenv& task_env) {
+    if (auto m = task_env(env::kMode); m && !m->empty()) return "bound by the gputopo plugin (GPUTOPO_MODE=" + *m + ")";
+    if (opt.mode == Mode::None) return "binding off (--gpu-topo none)";
+    // The plugin binds srun's steps only (not batch scripts, not outside Slurm).
+    if (auto s = task_env("SLURM_STEP_ID"); !s || s->empty()) return "not in a Slurm job step (SLURM_STEP_ID unset); nothing to bind";
+    return "";
+}
+
+step::TaskAction binding_for(const Node& node, const step::Options& opt, const Getenv& task_env, bool narrowed,
+                             const std::optional<std::vector<int>>& step_gpus, const CpuSet& host_cpus,
+                             const CpuSet& affinity) {
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    const TaskPlace place = task_place(task_env, host);
+    step::StepSetup setup;
+    setup.options = opt;
+    setup.node_name = place.node_name;
+    setup.host_cpus = host_cpus;
+    setup.affinity = affinity;
+    int task = place.local_id;
+    setup.env = task_env;
+    setup.local_tasks = place.local_tasks;
+    if (narrowed && step_gpus) {
+        setup.env = step_environment(task_env, *step_gpus);
+    } else if (narrowed) {
+        // The step's set is unknown: plan this task alone on its own GPUs.
+        setup.local_tasks = 1;
+        task = 0;
+    }
+    return step::StepBinding(setup, node).task(task, task_env);
+}
+
+NodeOnce::NodeOnce(const std::string& pattern, const std::string& node_name, const std::string& host) {
+    try {
+        if (!pattern.empty()) path_ = step::expand_path(pattern, node_name, host);
+    } catch (const std::exception& e) {
+        error_ = std::string("--topology: ") + e.what();
+        tried_ = true;
+    }
+}
+
+const Node& NodeOnce::get() {
+    if (!tried_) {
+        tried_ = true;
+        try {
+            node_ = load_node(path_);
+        } catch (const std::exception& e) {
+            error_ = e.what();
+        }
+    }
+    if (!node_) throw TopologyError(error_);
+    return *node_;
+}
+
+LaunchBinding compute_binding(const Options& o, const Getenv& get, NodeOnce& node) {
+    LaunchBinding b;
+    b.note = binding_skipped(o.gpu_topo, get);
+    if (!b.note.empty()) return b;
+    try {
         char host[256] = {0};
         gethostname(host, sizeof host - 1);
-        std::string node_name = get("SLURMD_NODENAME").value_or(host);
-        Node node = load_node(o.topology.empty() ? "" : expand_topology_path(o.topology, node_name, host));
-        std::optional<CpuSet> usable;
-        cpu_set_t mask;
-        CPU_ZERO(&mask);
-        if (sched_getaffinity(0, sizeof mask, &mask) == 0) {
-            CpuSet s;
-            for (int i = 0; i < CPU_SETSIZE; ++i)
-                if (CPU_ISSET(i, &mask)) s.set(i);
-            usable = s;
+        const TaskPlace place = task_place(get, host);
+        const bool narrowed = gpus_narrowed(get("SLURMD_TRES_BIND")) && place.local_tasks > 1;
+        std::optional<std::vector<int>> step_gpus;
+        if (narrowed) {
+            std::string why;
+            std::vector<int> own;
+            if (auto v = get("SLURM_STEP_GPUS"); v && !v->empty()) own = step::parse_index_list(*v, "SLURM_STEP_GPUS");
+            std::string dir = step_gpus_dir(get("SLURM_JOB_ID").value_or(""), get("SLURM_STEP_ID").value_or(""),
+                                            place.node_name, why);
+            if (!dir.empty()) {
+                b.exchange = StepGpusExchange{dir, place.local_id, place.local_tasks, 10};
+                step_gpus = exchange_step_gpus(*b.exchange, own, why);
+            }
+            if (!step_gpus)
+                b.note = "cannot learn the step's GPUs on this node (" + why +
+                         "); this task is planned alone on its own GPUs";
         }
-        return binding_for(node, in, o.gpu_topo, usable);
+        b.action = binding_for(node.get(), o.gpu_topo, get, narrowed, step_gpus, step::online_cpus(),
+                               step::current_affinity());
+        b.bound = true;
     } catch (const std::exception& e) {
-        BindingOutcome u;
-        std::string what = e.what();
-        if (what.rfind("gputopo: ", 0) == 0) what = what.substr(9);
-        u.note = "cannot compute the binding (" + what + "); running unbound";
-        return u;
+        b.bound = false;
+        b.note = std::string("cannot compute the binding (") + e.what() + "); running unbound";
     }
+    return b;
 }
 
 }  // namespace gputopo::launch

@@ -1,7 +1,8 @@
-// The task's binding when the SPANK plugin did not bind it (GPUTOPO_MODE
-// unset): the same plan and the same environment (topo/task_env) the plugin
-// would give, computed from SLURM_* and the node topology. Any failure gives
-// one warning and an unbound task.
+// gputopo-launch's front end to the one step binding (step/step_binding.hpp):
+// when the SPANK plugin did not bind the task (GPUTOPO_MODE unset), the
+// launcher builds the same StepSetup the plugin's user_init builds, from the
+// task's environment, and takes the same per-task action. It re-implements
+// no part of the binding. Any failure gives one note and an unbound task.
 #pragma once
 
 #include <optional>
@@ -9,45 +10,40 @@
 #include <vector>
 
 #include "launcher/options.hpp"
+#include "launcher/step_gpus.hpp"
+#include "step/step_binding.hpp"
 #include "topo/core/cpuset.hpp"
 #include "topo/core/model.hpp"
-#include "topo/plan/planner.hpp"
-#include "topo/plan/task_env.hpp"
 
 namespace gputopo::launch {
 
-struct BindingInputs {
-    std::vector<int> gpus;       // the GPUs to plan for on this node
-    int ntasks = 1;              // tasks in the plan
-    int task = 0;                // which of them this task is
-    bool own_gpus_only = false;  // Slurm narrowed the task to its own GPUs (--gpus-per-task)
+// Where this task sits on its node, from Slurm's task variables.
+struct TaskPlace {
+    int local_id = 0;          // SLURM_LOCALID
+    int local_tasks = 1;       // from SLURM_STEP_TASKS_PER_NODE (else SLURM_TASKS_PER_NODE) and SLURM_NODEID
+    std::string node_name;     // SLURMD_NODENAME (slurmstepd sets it per task), else the step's node list, else host
 };
+TaskPlace task_place(const Getenv& task_env, const std::string& host);
 
-// Pure: reads SLURM_STEP_GPUS / CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES,
-// SLURM_GPUS_PER_TASK, SLURM_LOCALID and the tasks on this node. Throws
-// ParseError naming a malformed variable. No GPUs: gpus empty.
-BindingInputs binding_inputs(const Getenv& getenv_fn);
+// The step's environment as the plugin's user_init sees it, from this task's
+// (narrowed) environment and the step's GPUs on the node: SLURM_STEP_GPUS is
+// the step's set, and CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES follow the
+// numbering Slurm used for this task (GPU indices, or positions in the step's
+// set); every other variable is the task's.
+step::Getenv step_environment(const Getenv& task_env, const std::vector<int>& step_gpus);
 
-// "%n" -> node name, "%h" -> host name.
-std::string expand_topology_path(const std::string& pattern, const std::string& node, const std::string& host);
+// Why the launcher does not bind this task ("" when it does): the plugin
+// already did (GPUTOPO_MODE set), --gpu-topo none, or no job step (outside
+// Slurm, or a batch script, which the plugin leaves unbound too).
+std::string binding_skipped(const step::Options& opt, const Getenv& task_env);
 
-struct BindingOutcome {
-    bool bound = false;
-    std::string mode;
-    std::vector<EnvVar> env;         // to apply with keep_user_values
-    std::optional<CpuSet> cpus;      // affinity to apply, when the CPUs exist here
-    std::string note;                // why unbound / what was not applied ("" none)
-    std::string summary;             // "gpus=0 cpus=0-3 mems=0 nic=mlx5_0 island=0"
-};
-
-// True when every CPU in `cpus` exists on this host (/sys/devices/system/cpu/online).
-bool host_cpus_contain(const CpuSet& cpus);
-
-// Given the node: the plan and the env for this task. `usable_cpus` (the
-// launcher's affinity) bounds the plan only when the node's CPUs are this
-// host's, the same rule the plugin follows.
-BindingOutcome binding_for(const Node& node, const BindingInputs& in, const std::string& gpu_topo,
-                           const std::optional<CpuSet>& usable_cpus);
+// The task's binding, given the node. `narrowed`: Slurm narrowed this task's
+// GPU variables to its own (step_gpus.hpp); then `step_gpus` is the step's set
+// on the node, or nullopt when it could not be learned (the task is then
+// planned alone on its own GPUs). Throws ParseError / PlanError.
+step::TaskAction binding_for(const Node& node, const step::Options& opt, const Getenv& task_env, bool narrowed,
+                             const std::optional<std::vector<int>>& step_gpus, const CpuSet& host_cpus,
+                             const CpuSet& affinity);
 
 // The node from `path` ("" = this machine) through the topology module
 // (launcher/topology/, gputopo-launch-topology.so next to the launcher or in
@@ -55,7 +51,31 @@ BindingOutcome binding_for(const Node& node, const BindingInputs& in, const std:
 Node load_node(const std::string& path);
 std::string topology_module_path();
 
-// Everything: reads the topology (file or live), never throws.
-BindingOutcome compute_binding(const Options& o, const Getenv& getenv_fn);
+// The node's topology for this launcher, read at most once (the binding and
+// --nccl-topo-file share it): --topology expanded once (%n node, %h host),
+// "" = live discovery through the topology module.
+class NodeOnce {
+public:
+    NodeOnce(const std::string& pattern, const std::string& node_name, const std::string& host);
+    const Node& get();                    // throws TopologyError / ParseError (the same one each call)
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+    std::string error_;
+    bool tried_ = false;
+    std::optional<Node> node_;
+};
+
+struct LaunchBinding {
+    bool bound = false;
+    step::TaskAction action;              // when bound
+    std::string note;                     // why unbound, or what the binding could not learn
+    std::optional<StepGpusExchange> exchange;  // the step-GPU directory used (forget at exit)
+};
+
+// Everything for one task, never throws: skipped, or the node read (once), the
+// step's GPUs learned when narrowed, and the action.
+LaunchBinding compute_binding(const Options& o, const Getenv& task_env, NodeOnce& node);
 
 }  // namespace gputopo::launch

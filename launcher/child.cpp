@@ -31,14 +31,6 @@ Child spawn_child(const std::vector<std::string>& argv, const SpawnOptions& opt)
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    cpu_set_t mask;
-    CPU_ZERO(&mask);
-    bool set_affinity = false;
-    if (opt.affinity && !opt.affinity->empty()) {
-        for (int cpu : opt.affinity->to_vector())
-            if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &mask);
-        set_affinity = CPU_COUNT(&mask) > 0;
-    }
     pid_t pid = fork();
     if (pid < 0) {
         c.error = std::string("gputopo: cannot fork: ") + std::strerror(errno);
@@ -68,7 +60,6 @@ Child spawn_child(const std::vector<std::string>& argv, const SpawnOptions& opt)
         sigprocmask(SIG_SETMASK, &none, nullptr);
         if (fds[1] >= 0) dup2(fds[1], 2);
         for (const auto& kv : opt.extra_env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
-        if (set_affinity) sched_setaffinity(0, sizeof mask, &mask);
         execvp(args[0], args.data());
         int err = errno;
         const char* msg1 = "gputopo: cannot run '";

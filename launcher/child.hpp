@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "topo/core/cpuset.hpp"
 
 namespace gputopo::launch {
 
@@ -18,7 +17,6 @@ const std::vector<int>& forwarded_signals();
 
 struct SpawnOptions {
     bool capture_stderr = true;
-    const CpuSet* affinity = nullptr;  // applied in the child before exec when non-null and non-empty
     std::vector<std::pair<std::string, std::string>> extra_env;  // set in the child only
     // Start with SIGTERM and SIGINT ignored (checkpoint commands: Slurm's
     // SIGTERM to every process of the step must not cut a checkpoint short;

@@ -83,14 +83,14 @@ static bool make_dirs(const std::string& dir) {
 bool EventLog::open(const std::string& dir, const EventContext& ctx, std::string& error) {
     ctx_ = ctx;
     if (!make_dirs(dir)) {
-        error = "gputopo: --log " + dir + ": cannot create the directory (" + std::strerror(errno) + ")";
+        error = "--log " + dir + ": cannot create the directory (" + std::strerror(errno) + ")";
         return false;
     }
     std::string job = ctx.job_id.empty() ? "nojob" : ctx.job_id;
     path_ = dir + "/gputopo-launch." + job + "." + std::to_string(ctx.rank) + ".jsonl";
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd_ < 0) {
-        error = "gputopo: --log " + dir + ": cannot open " + path_ + " (" + std::strerror(errno) + ")";
+        error = "--log " + dir + ": cannot open " + path_ + " (" + std::strerror(errno) + ")";
         return false;
     }
     return true;

@@ -45,7 +45,7 @@ public:
     EventLog& operator=(const EventLog&) = delete;
 
     // Creates DIR if needed and opens the rank's file for appending. Returns
-    // false with `error` set ("gputopo: --log DIR: ...") when it cannot.
+    // false with `error` set ("--log DIR: ...") when it cannot.
     bool open(const std::string& dir, const EventContext& ctx, std::string& error);
     bool enabled() const { return fd_ >= 0; }
     const std::string& path() const { return path_; }

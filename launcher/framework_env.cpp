@@ -23,7 +23,7 @@ bool parse_uint(const std::string& s, unsigned long long& out) {
 
 int tasks_on_node(const std::string& text, int node_index) {
     auto bad = [&]() -> ParseError {
-        return ParseError("gputopo: tasks per node '" + text + "' (node index " + std::to_string(node_index) +
+        return ParseError("tasks per node '" + text + "' (node index " + std::to_string(node_index) +
                           "): expected Slurm's form such as 2(x3),1 covering the node");
     };
     if (node_index < 0) throw bad();
@@ -48,7 +48,7 @@ int tasks_on_node(const std::string& text, int node_index) {
 
 std::string first_host(const std::string& hostlist) {
     Hostlist h = Hostlist::parse(hostlist);
-    if (h.empty()) throw ParseError("gputopo: node list '" + hostlist + "': expected at least one host name");
+    if (h.empty()) throw ParseError("node list '" + hostlist + "': expected at least one host name");
     return h.nth(0);
 }
 

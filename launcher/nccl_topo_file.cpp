@@ -18,9 +18,7 @@ NcclTopoFileOutcome nccl_topo_file_env(const std::string& path, const Node& node
         out.var = EnvVar{env::kNcclTopoFile, path, true};
         out.note = "wrote NCCL topology file " + path;
     } catch (const std::exception& e) {
-        std::string what = e.what();
-        if (what.rfind("gputopo: ", 0) == 0) what = what.substr(9);
-        out.note = "warning: " + what + "; NCCL_TOPO_FILE not set";
+        out.note = std::string("warning: ") + e.what() + "; NCCL_TOPO_FILE not set";
     }
     return out;
 }

@@ -28,7 +28,7 @@ std::string trim(const std::string& s) {
 }
 
 [[noreturn]] void bad(const std::string& where, const std::string& value, const std::string& expected) {
-    throw ParseError("gputopo: " + where + " '" + value + "': expected " + expected);
+    throw ParseError(where + " '" + value + "': expected " + expected);
 }
 
 long long parse_integer(const std::string& where, const std::string& v, long long lo, long long hi,
@@ -78,17 +78,9 @@ const std::vector<Spec>& specs() {
          [](Options& o, const std::string&, const std::string& v) { o.config_path = v; }},
         {"log", true, "DIR", "append one JSON line per event to DIR/gputopo-launch.JOB.RANK.jsonl",
          [](Options& o, const std::string&, const std::string& v) { o.log_dir = v; }},
-        {"gpu-topo", true, "MODE[,FLAG]", "binding when the plugin did not bind: none, closest, island; flags isolate, share",
-         [](Options& o, const std::string& w, const std::string& v) {
-             std::string mode = v.substr(0, v.find(','));
-             if (mode != "none" && mode != "closest" && mode != "island") bad(w, v, "none, closest or island, optionally followed by ,isolate or ,share");
-             std::string rest = v.find(',') == std::string::npos ? "" : v.substr(v.find(',') + 1);
-             std::stringstream ss(rest);
-             std::string flag;
-             while (std::getline(ss, flag, ','))
-                 if (flag != "isolate" && flag != "share") bad(w, v, "flags isolate or share after the mode");
-             o.gpu_topo = v;
-         }},
+        {"gpu-topo", true, "MODE[,FLAG]",
+         "binding when the plugin did not bind: none, closest, island; flags as srun's --gpu-topo (isolate, share, membind, ...)",
+         [](Options& o, const std::string&, const std::string& v) { o.gpu_topo = step::parse_gpu_topo(v, "--gpu-topo "); }},
         {"topology", true, "FILE", "node topology file (hwloc or NCCL XML; %n node name, %h host name)",
          [](Options& o, const std::string&, const std::string& v) { o.topology = v; }},
         {"rank-order", true, "slurm|island", "RANK = SLURM_PROCID (slurm, default) or the island-ordered GPUTOPO_RANK",
@@ -215,7 +207,7 @@ std::string key_list() {
 
 std::string read_file(const std::string& path) {
     std::ifstream in(path);
-    if (!in) throw ParseError("gputopo: config file " + path + ": cannot be read (expected a key=value file)");
+    if (!in) throw ParseError("config file " + path + ": cannot be read (expected a key=value file)");
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
@@ -236,7 +228,7 @@ bool option_takes_value(const std::string& key) {
 
 void apply_option(Options& o, const std::string& key, const std::string& value, const std::string& where) {
     const Spec* s = find_spec(key);
-    if (!s) throw ParseError("gputopo: " + where + ": unknown option '" + key + "' (expected one of: " + key_list() + ")");
+    if (!s) throw ParseError(where + ": unknown option '" + key + "' (expected one of: " + key_list() + ")");
     s->set(o, where, value);
 }
 
@@ -251,13 +243,13 @@ void apply_config_text(Options& o, const std::string& text, const std::string& f
         std::string where = file_name + " line " + std::to_string(n);
         size_t eq = t.find('=');
         if (eq == std::string::npos)
-            throw ParseError("gputopo: " + where + " '" + t + "': expected key=value");
+            throw ParseError(where + " '" + t + "': expected key=value");
         std::string key = trim(t.substr(0, eq));
         std::string value = trim(t.substr(eq + 1));
         if (key == "config" || key == "help" || key == "version")
-            throw ParseError("gputopo: " + where + ": '" + key + "' is not allowed in a config file");
+            throw ParseError(where + ": '" + key + "' is not allowed in a config file");
         const Spec* s = find_spec(key);
-        if (!s) throw ParseError("gputopo: " + where + ": unknown key '" + key + "' (expected one of: " + key_list() + ")");
+        if (!s) throw ParseError(where + ": unknown key '" + key + "' (expected one of: " + key_list() + ")");
         s->set(o, where + " " + key, value);
     }
 }
@@ -308,13 +300,13 @@ Options parse_options(int argc, const char* const* argv, const Getenv& getenv_fn
             has_value = true;
         }
         const Spec* s = find_spec(key);
-        if (!s) throw ParseError("gputopo: unknown option '--" + key + "' (expected one of: " + key_list() + ")");
+        if (!s) throw ParseError("unknown option '--" + key + "' (expected one of: " + key_list() + ")");
         if (s->takes_value && !has_value) {
-            if (i + 1 >= argc) throw ParseError("gputopo: option --" + key + " needs a value (" + s->meta + ")");
+            if (i + 1 >= argc) throw ParseError("option --" + key + " needs a value (" + s->meta + ")");
             value = argv[++i];
         }
         if (!s->takes_value && has_value && key != "dry-run" && key != "verbose")
-            throw ParseError("gputopo: option --" + key + " takes no value (got '" + value + "')");
+            throw ParseError("option --" + key + " takes no value (got '" + value + "')");
         if (key == "config") {
             o.config_path = value;
             continue;

@@ -12,7 +12,16 @@
 #include <string>
 #include <vector>
 
+#include "step/option_parser.hpp"
+
 namespace gputopo::launch {
+
+// --gpu-topo's default: closest.
+inline step::Options default_gpu_topo() {
+    step::Options o;
+    o.mode = Mode::Closest;
+    return o;
+}
 
 enum class HookRanks { Zero, Node, All };
 const char* hook_ranks_name(HookRanks r);
@@ -27,7 +36,7 @@ struct Options {
     std::string log_dir;                   // --log DIR: JSON event lines
 
     // Binding when the SPANK plugin did not bind the task.
-    std::string gpu_topo = "closest";      // none | closest | island [,isolate|share]
+    step::Options gpu_topo = default_gpu_topo();  // --gpu-topo, parsed as srun's (step/option_parser.hpp)
     std::string topology;                  // file (%n node name, %h host name); "" live discovery
 
     // Framework env.

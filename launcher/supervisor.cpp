@@ -318,7 +318,6 @@ SuperviseResult Loop::run() {
 
     SpawnOptions so;
     so.capture_stderr = opt_.capture_stderr;
-    so.affinity = ctx_.affinity;
     if (hooks_configured(opt_) && opt_.trigger_signal != ckpt_sig_ && opt_.trigger_signal != SIGTERM)
         so.ignore.push_back(opt_.trigger_signal);
     Child c = spawn_child(opt_.command, so);

@@ -11,7 +11,6 @@
 #include "launcher/events.hpp"
 #include "launcher/hooks.hpp"
 #include "launcher/options.hpp"
-#include "topo/core/cpuset.hpp"
 
 namespace gputopo::launch {
 
@@ -23,7 +22,6 @@ struct SuperviseContext {
     double job_end_time = -1;          // unix seconds, -1 unknown (asked lazily)
     std::function<double()> end_time_query;   // asked when a deadline needs it; may be empty
     std::function<double()> kill_wait_query;  // KillWait; may be empty
-    const CpuSet* affinity = nullptr;
     // Slurm signals every process of the step itself (proctrack cgroup or
     // linuxproc): signals from our parent (slurmstepd) are not forwarded again.
     bool slurm_signals_all = false;

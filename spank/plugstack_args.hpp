@@ -20,7 +20,7 @@
 namespace gputopo::spank {
 
 struct PluginConfig {
-    Options defaults;          // default=
+    step::Options defaults;          // default=
     std::string topology;      // topology= (pattern, unexpanded)
     std::string cache_dir;     // cache=
     std::string islands;       // islands= (gputopo.conf path)
@@ -31,10 +31,5 @@ PluginConfig parse_plugstack_args(const std::vector<std::string>& argv);
 
 // The key names, in table order (for messages and docs).
 std::vector<std::string> plugstack_keys();
-
-// Expands %n, %h and %% in an admin-set path pattern. Throws ParseError on any
-// other % sequence. A node or host name containing '/' is refused (it would
-// change the directory).
-std::string expand_path(const std::string& pattern, const std::string& node, const std::string& host);
 
 }  // namespace gputopo::spank

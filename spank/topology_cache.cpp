@@ -59,7 +59,7 @@ bool cache_fresh(const std::string& dir, const std::string& host, const CacheSta
 void write_file_atomically(const std::string& path, const std::string& text) {
     std::string tmp = path + ".tmp." + std::to_string(getpid());
     int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) throw TopologyError("gputopo: cannot write " + tmp + ": " + std::strerror(errno));
+    if (fd < 0) throw TopologyError("cannot write " + tmp + ": " + std::strerror(errno));
     size_t done = 0;
     while (done < text.size()) {
         ssize_t n = write(fd, text.data() + done, text.size() - done);
@@ -68,24 +68,24 @@ void write_file_atomically(const std::string& path, const std::string& text) {
             int e = errno;
             close(fd);
             unlink(tmp.c_str());
-            throw TopologyError("gputopo: cannot write " + tmp + ": " + std::strerror(e));
+            throw TopologyError("cannot write " + tmp + ": " + std::strerror(e));
         }
         done += static_cast<size_t>(n);
     }
     if (fsync(fd) != 0 || close(fd) != 0) {
         unlink(tmp.c_str());
-        throw TopologyError("gputopo: cannot write " + tmp + ": " + std::strerror(errno));
+        throw TopologyError("cannot write " + tmp + ": " + std::strerror(errno));
     }
     if (rename(tmp.c_str(), path.c_str()) != 0) {
         int e = errno;
         unlink(tmp.c_str());
-        throw TopologyError("gputopo: cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
+        throw TopologyError("cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
     }
 }
 
 void refresh_cache(const std::string& dir, const std::string& host) {
     if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-        throw TopologyError("gputopo: cannot create cache directory " + dir + ": " + std::strerror(errno));
+        throw TopologyError("cannot create cache directory " + dir + ": " + std::strerror(errno));
     CacheStamp stamp = current_stamp();
     std::string xml = export_hwloc_live_xml();
     Node node = read_hwloc_xml_buffer(xml, "live discovery of " + host);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace gputopo::spank {
+namespace gputopo::step {
 
 namespace {
 
@@ -75,4 +75,4 @@ std::vector<std::string> order_ids(const std::vector<std::string>& ids, const st
     return out;
 }
 
-}  // namespace gputopo::spank
+}  // namespace gputopo::step

@@ -15,7 +15,7 @@
 
 #include "topo/core/model.hpp"
 
-namespace gputopo::spank {
+namespace gputopo::step {
 
 // "GPU-..." or "MIG-..." (case as NVML writes it).
 bool is_device_uuid(const std::string& id);
@@ -42,4 +42,4 @@ std::optional<std::vector<int>> parent_gpus(const Node& node, const std::vector<
 std::vector<std::string> order_ids(const std::vector<std::string>& ids, const std::vector<int>& parents,
                                    const std::vector<int>& order);
 
-}  // namespace gputopo::spank
+}  // namespace gputopo::step

@@ -4,11 +4,11 @@
 
 #include "topo/core/errors.hpp"
 
-namespace gputopo::spank {
+namespace gputopo::step {
 
 namespace {
 
-const char* kChoices = "expected none, closest or island; flags: verbose, strict, isolate, share, help";
+const char* kChoices = "expected none, closest or island; flags: verbose, strict, isolate, share, membind, help";
 
 std::vector<std::string> split_commas(const std::string& s) {
     std::vector<std::string> out;
@@ -37,14 +37,14 @@ bool mode_from_word(const std::string& w, Mode& m) {
 
 Options parse_gpu_topo(const std::string& value, const std::string& where) {
     const std::string input = where + value;
-    if (value.empty()) throw ParseError("gputopo: empty value in " + input + " (" + kChoices + ")");
+    if (value.empty()) throw ParseError("empty value in " + input + " (" + kChoices + ")");
     std::vector<std::string> words = split_commas(value);
     Options o;
     size_t first_flag = 1;
     if (words[0] == "help") {
         o.help = true;
     } else if (!mode_from_word(words[0], o.mode)) {
-        throw ParseError("gputopo: unknown mode '" + words[0] + "' in " + input + " (" + kChoices + ")");
+        throw ParseError("unknown mode '" + words[0] + "' in " + input + " (" + kChoices + ")");
     }
     for (size_t i = first_flag; i < words.size(); ++i) {
         const std::string& w = words[i];
@@ -52,18 +52,19 @@ Options parse_gpu_topo(const std::string& value, const std::string& where) {
         else if (w == "strict") o.strict = true;
         else if (w == "isolate") o.isolate = true;
         else if (w == "share") o.share = true;
+        else if (w == "membind") o.membind = true;
         else if (w == "help") o.help = true;
         else if (w.empty())
-            throw ParseError("gputopo: empty word in " + input + " (" + kChoices + ")");
+            throw ParseError("empty word in " + input + " (" + kChoices + ")");
         else {
             Mode ignored;
             if (mode_from_word(w, ignored))
-                throw ParseError("gputopo: a second mode '" + w + "' in " + input + " (one mode first, then flags: verbose, strict, isolate, share, help)");
-            throw ParseError("gputopo: unknown flag '" + w + "' in " + input + " (" + kChoices + ")");
+                throw ParseError("a second mode '" + w + "' in " + input + " (one mode first, then flags: verbose, strict, isolate, share, membind, help)");
+            throw ParseError("unknown flag '" + w + "' in " + input + " (" + kChoices + ")");
         }
     }
     if (o.isolate && o.share)
-        throw ParseError("gputopo: flags 'isolate' and 'share' exclude each other in " + input);
+        throw ParseError("flags 'isolate' and 'share' exclude each other in " + input);
     return o;
 }
 
@@ -73,13 +74,14 @@ std::string to_string(const Options& o) {
     if (o.strict) s += ",strict";
     if (o.isolate) s += ",isolate";
     if (o.share) s += ",share";
+    if (o.membind) s += ",membind";
     if (o.help) s += ",help";
     return s;
 }
 
 std::string help_text() {
     return "gputopo: --gpu-topo=MODE[,FLAG...] binds each task to its GPUs, the nearest NIC(s),\n"
-           "gputopo: the CPU cores and memory of their NUMA node.\n"
+           "gputopo: the CPU cores of their NUMA node, and prefers that node's memory.\n"
            "gputopo: modes:\n"
            "gputopo:   none     no binding (gputopo stays out)\n"
            "gputopo:   closest  each task gets the CPUs, memory and NIC nearest to its GPU(s)\n"
@@ -89,8 +91,9 @@ std::string help_text() {
            "gputopo:   strict   fail the step when the binding cannot be applied\n"
            "gputopo:   isolate  each task sees only its own GPU(s) in CUDA_VISIBLE_DEVICES\n"
            "gputopo:   share    every task sees all the step's GPUs (default for one GPU per task)\n"
+           "gputopo:   membind  allocate memory only on the GPUs' NUMA node(s) (strict; default: preferred)\n"
            "gputopo:   help     print this text\n"
            "gputopo: example: srun --gpus-per-task=1 --gpu-topo=island,verbose ./app\n";
 }
 
-}  // namespace gputopo::spank
+}  // namespace gputopo::step

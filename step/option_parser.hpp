@@ -6,7 +6,7 @@
 
 #include "topo/plan/planner.hpp"
 
-namespace gputopo::spank {
+namespace gputopo::step {
 
 struct Options {
     Mode mode = Mode::None;
@@ -14,11 +14,12 @@ struct Options {
     bool strict = false;   // fail the step when the binding cannot be applied
     bool isolate = false;  // each task sees only its own GPU(s)
     bool share = false;    // every task sees all the step's GPUs, even with several per task
+    bool membind = false;  // strict memory binding (MPOL_BIND); default: preferred (MPOL_PREFERRED[_MANY])
     bool help = false;     // print the help text and fail
 };
 
-// Throws ParseError, e.g. "gputopo: unknown mode 'x' in --gpu-topo=x (expected
-// none, closest or island; flags: verbose, strict, isolate, share, help)".
+// Throws ParseError, e.g. "unknown mode 'x' in --gpu-topo=x (expected
+// none, closest or island; flags: verbose, strict, isolate, share, membind, help)".
 // `where` names the input in messages ("--gpu-topo=" or "default=").
 Options parse_gpu_topo(const std::string& value, const std::string& where = "--gpu-topo=");
 
@@ -28,4 +29,4 @@ std::string to_string(const Options& o);
 // The text --gpu-topo=help prints.
 std::string help_text();
 
-}  // namespace gputopo::spank
+}  // namespace gputopo::step

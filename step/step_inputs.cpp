@@ -8,36 +8,46 @@
 #include "topo/core/errors.hpp"
 #include "topo/fabric/hostlist.hpp"
 
-namespace gputopo::spank {
+namespace gputopo::step {
 
 std::vector<int> parse_index_list(const std::string& text, const std::string& var) {
-    std::vector<int> out;
-    auto bad = [&]() {
-        return ParseError("gputopo: " + var + "='" + text + "' is not a list of GPU indices (expected e.g. 0,1,4-7)");
+    auto bad = [&](const std::string& why) {
+        std::string shown = text.size() > 64 ? text.substr(0, 64) + "..." : text;
+        return ParseError(var + "='" + shown + "' is not a list of GPU indices (" + why + ")");
     };
+    const std::string expected = "expected e.g. 0,1,4-7";
     auto number = [&](const std::string& s) {
-        if (s.empty() || s.size() > 6) throw bad();
+        if (s.empty() || s.size() > 6) throw bad(expected);
         for (char c : s)
-            if (!std::isdigit(static_cast<unsigned char>(c))) throw bad();
-        return std::stoi(s);
+            if (!std::isdigit(static_cast<unsigned char>(c))) throw bad(expected);
+        int n = std::stoi(s);
+        if (n >= kMaxGpuIndex)
+            throw bad("GPU index " + s + " is beyond what a node can have (below " + std::to_string(kMaxGpuIndex) + ")");
+        return n;
     };
+    // A bitmap of kMaxGpuIndex entries, never a list of expanded ranges: memory
+    // stays fixed and time is at most kMaxGpuIndex per item of the text.
+    std::vector<bool> seen(static_cast<size_t>(kMaxGpuIndex), false);
     size_t start = 0;
     while (start <= text.size()) {
         size_t comma = text.find(',', start);
         std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         size_t dash = item.find('-');
+        int a, b;
         if (dash == std::string::npos) {
-            out.push_back(number(item));
+            a = b = number(item);
         } else {
-            int a = number(item.substr(0, dash)), b = number(item.substr(dash + 1));
-            if (b < a) throw bad();
-            for (int i = a; i <= b; ++i) out.push_back(i);
+            a = number(item.substr(0, dash));
+            b = number(item.substr(dash + 1));
+            if (b < a) throw bad(expected);
         }
+        for (int i = a; i <= b; ++i) seen[static_cast<size_t>(i)] = true;
         if (comma == std::string::npos) break;
         start = comma + 1;
     }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+    std::vector<int> out;
+    for (int i = 0; i < kMaxGpuIndex; ++i)
+        if (seen[static_cast<size_t>(i)]) out.push_back(i);
     return out;
 }
 
@@ -116,7 +126,6 @@ void resolve_step_devices(const Node& node, StepInputs& in) {
 }
 
 std::string slurm_node_name(const Getenv& getenv, int node_id, const std::string& host) {
-    if (auto v = getenv("SLURMD_NODENAME"); v && !v->empty()) return *v;
     for (const char* var : {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}) {
         auto v = getenv(var);
         if (!v || v->empty() || node_id < 0) continue;
@@ -140,4 +149,4 @@ std::optional<CpuSet> allowed_cpus(const Node& node, const CpuSet& host_cpus, co
     return a;
 }
 
-}  // namespace gputopo::spank
+}  // namespace gputopo::step

@@ -16,7 +16,7 @@
 #include "topo/core/cpuset.hpp"
 #include "topo/core/model.hpp"
 
-namespace gputopo::spank {
+namespace gputopo::step {
 
 using Getenv = std::function<std::optional<std::string>(const std::string&)>;
 
@@ -39,7 +39,11 @@ struct StepInputs {
     std::string gpu_bind;
 };
 
-// "0,1,5-7" -> {0,1,5,6,7}, sorted, unique. Throws ParseError naming `var`.
+// GPU indices a node can have: every index read is below this.
+constexpr int kMaxGpuIndex = 1024;
+
+// "0,1,5-7" -> {0,1,5,6,7}, sorted, unique. Throws ParseError naming `var`,
+// also for an index >= kMaxGpuIndex (ranges are never expanded beyond it).
 std::vector<int> parse_index_list(const std::string& text, const std::string& var);
 
 // Throws ParseError on a malformed SLURM_STEP_GPUS / SLURM_JOB_GPUS.
@@ -50,8 +54,11 @@ StepInputs read_step_inputs(const Getenv& getenv);
 // device_problem and leaves the visible devices to Slurm.
 void resolve_step_devices(const Node& node, StepInputs& in);
 
-// This node's Slurm name: SLURMD_NODENAME, else entry `node_id` (the node's
-// position in the step) of SLURM_STEP_NODELIST / SLURM_JOB_NODELIST, else `host`.
+// This node's Slurm name as the step's environment gives it: entry `node_id`
+// (the node's position in the step, S_JOB_NODEID) of SLURM_STEP_NODELIST /
+// SLURM_JOB_NODELIST, else `host`. SLURMD_NODENAME is not read: before a task
+// starts, that variable in the job's environment is whatever the user exported
+// (slurmstepd sets it only in each task's environment).
 std::string slurm_node_name(const Getenv& getenv, int node_id, const std::string& host);
 
 // The CPUs the planner may use: `affinity` (what this process may run on)
@@ -63,4 +70,4 @@ std::optional<CpuSet> allowed_cpus(const Node& node, const CpuSet& host_cpus, co
 // True when every CPU of the topology exists on this host.
 bool topology_cpus_on_host(const Node& node, const CpuSet& host_cpus);
 
-}  // namespace gputopo::spank
+}  // namespace gputopo::step

@@ -6,7 +6,7 @@
 
 #include "topo/core/errors.hpp"
 
-namespace gputopo::spank {
+namespace gputopo::step {
 
 namespace {
 
@@ -107,4 +107,4 @@ std::vector<int> task_gpus_from_slurm(const Getenv& task_env, const StepInputs& 
     return gpus ? *gpus : std::vector<int>{};
 }
 
-}  // namespace gputopo::spank
+}  // namespace gputopo::step

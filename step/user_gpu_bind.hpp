@@ -20,7 +20,7 @@
 
 #include "step/step_inputs.hpp"
 
-namespace gputopo::spank {
+namespace gputopo::step {
 
 // The --gpu-bind value in srun's command line `argv` (argv[0] is srun),
 // scanning srun's options only (up to the program). --tres-bind=gres/gpu:X
@@ -38,4 +38,4 @@ std::string user_gpu_bind(const std::vector<std::string>& argv, const Getenv& en
 // be read.
 std::vector<int> task_gpus_from_slurm(const Getenv& task_env, const StepInputs& step);
 
-}  // namespace gputopo::spank
+}  // namespace gputopo::step

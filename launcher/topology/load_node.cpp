@@ -12,7 +12,7 @@ extern "C" int gputopo_launch_load_node(const char* path, gputopo::Node* node, s
     } catch (const std::exception& e) {
         if (error) *error = e.what();
     } catch (...) {
-        if (error) *error = "gputopo: unknown error while reading the topology";
+        if (error) *error = "unknown error while reading the topology";
     }
     return 1;
 }

@@ -43,16 +43,16 @@ std::vector<std::string> own_command_line() {
 
 int local_init_post_opt(spank_t, int, char**) {
     try {
-        PluginState& st = state();
+        SharedConfig& st = shared();
         if (st.user_options && st.user_options->strict && !st.config_ok) {
             std::fprintf(stderr, "gputopo: --gpu-topo=%s: strict, but the plugin is not configured: %s\n",
-                         to_string(*st.user_options).c_str(), st.config_error.c_str());
+                         step::to_string(*st.user_options).c_str(), st.config_error.c_str());
             return -1;
         }
         // The user's --gpu-bind, for the step (step/user_gpu_bind.hpp). In srun
         // only: sbatch/salloc pass it to their srun through SLURM_GPU_BIND.
         if (spank_context() == S_CTX_LOCAL) {
-            std::string bind = user_gpu_bind(own_command_line(), [](const std::string& n) {
+            std::string bind = step::user_gpu_bind(own_command_line(), [](const std::string& n) {
                 const char* v = std::getenv(n.c_str());
                 return v ? std::optional<std::string>(v) : std::nullopt;
             });

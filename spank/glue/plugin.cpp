@@ -11,9 +11,10 @@ extern "C" {
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <vector>
 
 #include "spank/glue/state.hpp"
-#include "spank/topology_cache.hpp"
+#include "spank/job_env.hpp"
 #include "topo/core/errors.hpp"
 
 // SPANK_PLUGIN() gives these internal linkage in C++; define them by hand.
@@ -26,8 +27,8 @@ extern const unsigned int spank_plugin_version = 1;
 
 namespace gputopo::spank {
 
-PluginState& state() {
-    static PluginState s;
+SharedConfig& shared() {
+    static SharedConfig s;
     return s;
 }
 
@@ -36,11 +37,11 @@ const char* const kOptionName = "gpu-topo";
 namespace {
 
 int option_callback(int, const char* optarg, int remote) {
-    PluginState& st = state();
+    SharedConfig& st = shared();
     try {
-        Options o = parse_gpu_topo(optarg ? optarg : "");
+        step::Options o = step::parse_gpu_topo(optarg ? optarg : "");
         if (o.help && !remote) {
-            std::fputs(help_text().c_str(), stderr);
+            std::fputs(step::help_text().c_str(), stderr);
             return -1;
         }
         if (!remote && o.strict && !st.config_ok) {
@@ -52,7 +53,7 @@ int option_callback(int, const char* optarg, int remote) {
         return 0;
     } catch (const std::exception& e) {
         st.user_option_error = e.what();
-        if (!remote) std::fprintf(stderr, "%s\n", e.what());
+        if (!remote) std::fprintf(stderr, "gputopo: %s\n", e.what());
         return remote ? 0 : -1;
     } catch (...) {
         return -1;
@@ -63,7 +64,7 @@ char option_name[] = "gpu-topo";
 char option_arginfo[] = "MODE[,FLAG...]";
 char option_usage[] =
     "Bind each task to its GPUs, nearest NIC, CPUs and memory. MODE: none, closest, island; "
-    "FLAGs: verbose, strict, isolate, share, help";
+    "FLAGs: verbose, strict, isolate, share, membind, help";
 
 }  // namespace
 
@@ -80,9 +81,11 @@ int register_option(spank_t sp) {
 }
 
 std::optional<std::string> job_getenv(spank_t sp, const char* name) {
-    char buf[4096];
-    if (spank_getenv(sp, name, buf, sizeof buf) != ESPANK_SUCCESS) return std::nullopt;
-    return std::string(buf);
+    return read_env_value(name, [&](char* buf, size_t len) {
+        const int rc = spank_getenv(sp, name, buf, static_cast<int>(len));
+        if (rc == ESPANK_SUCCESS) return EnvRead::Ok;
+        return rc == ESPANK_NOSPACE ? EnvRead::TooSmall : EnvRead::Missing;
+    });
 }
 
 }  // namespace gputopo::spank
@@ -91,7 +94,7 @@ using namespace gputopo::spank;
 
 extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
     try {
-        PluginState& st = state();
+        SharedConfig& st = shared();
         std::vector<std::string> args;
         for (int i = 0; i < ac; ++i) args.emplace_back(av[i] ? av[i] : "");
         try {
@@ -100,22 +103,13 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
         } catch (const std::exception& e) {
             st.config_ok = false;
             st.config_error = e.what();
-            slurm_error("%s; gputopo stays inactive", e.what());
+            slurm_error("gputopo: %s; gputopo stays inactive", e.what());
         }
         spank_context_t ctx = spank_context();
         if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR || ctx == S_CTX_REMOTE) {
             if (register_option(sp) != 0) slurm_error("gputopo: cannot register --%s", kOptionName);
         }
-        // slurmd start: discover once per node when a cache is configured.
-        if (ctx == S_CTX_SLURMD && st.config_ok && !st.config.cache_dir.empty() && st.config.topology.empty()) {
-            char host[256] = {0};
-            gethostname(host, sizeof host - 1);
-            try {
-                if (!cache_fresh(st.config.cache_dir, host, current_stamp())) refresh_cache(st.config.cache_dir, host);
-            } catch (const std::exception& e) {
-                slurm_error("%s", e.what());
-            }
-        }
+        if (ctx == S_CTX_SLURMD) slurmd_init();  // slurmd_context.cpp
         return 0;
     } catch (...) {
         return 0;

@@ -1,33 +1,35 @@
 // slurmstepd (remote context).
-//   init_post_opt (root): with cache= and no topology=, refresh a stale cache.
-//   user_init (once per node, before the tasks fork): decide the options, read
-//     the topology (topology= file, else the cache, else live discovery), plan.
-//   task_init (in each task, before exec): set the environment, CPU affinity
-//     and memory policy, print the verbose line.
+//   init_post_opt (root): with cache= and no topology=, refresh a stale cache;
+//     with cache= and topology=, read the node's topology through its snapshot
+//     (written there as root) for user_init, under a node name slurmstepd's
+//     own environment or the host gives, never the job's environment.
+//   user_init (as the user, once per node, before the tasks fork): decide the
+//     options, read the topology once (the root read above, else topology=,
+//     else the cache, else live discovery), plan: one step::StepBinding.
+//   task_init (in each task, before exec): the task's action from the
+//     binding: environment, CPU affinity and memory policy (step::apply_task),
+//     the verbose line.
 // Any failure: one warning "gputopo: ..." on the user's stderr (from local task
 // 0) and the tasks run unbound; with `strict` the step fails with the message.
 extern "C" {
 #include <slurm/spank.h>
 }
 
-#include <sched.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include "spank/glue/state.hpp"
-#include "step/task_binding.hpp"
 #include "spank/topology_cache.hpp"
+#include "step/apply.hpp"
+#include "step/step_binding.hpp"
+#include "step/topology_path.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/fabric/island_sources.hpp"
 #include "topo/fabric/slurm_islands.hpp"
-#include "topo/sources/nic_state.hpp"
-#include "topo/plan/planner.hpp"
 #include "topo/fabric/step_islands.hpp"
 #include "topo/sources/source_merge.hpp"
 #include "topo/sources/topology_loader.hpp"
@@ -35,6 +37,29 @@ extern "C" {
 namespace gputopo::spank {
 
 namespace {
+
+// This slurmstepd's state: filled by init_post_opt and user_init, read by
+// task_init in the forked tasks. Private to this file.
+struct StepdState {
+    // init_post_opt (root): the node read through the cache's snapshot, and
+    // the node name it was read for; user_init takes it when its name agrees.
+    std::optional<Node> root_read_node;
+    std::string root_read_for;
+    step::Options effective;              // the step's options, else the job's, else default=
+    std::string node_name;
+    std::optional<step::StepBinding> binding;
+    std::string problem;                  // why this step runs unbound ("" when fine)
+    double plan_us = 0;                   // time user_init spent (read + plan)
+    int local_tasks = 0;
+    std::optional<IslandMap> islands;     // islands= and/or Slurm's topology (mode island), loaded once per node
+    std::string islands_from;             // the island sources, for verbose
+    std::string islands_problem;          // why there are no island variables ("" when fine)
+};
+
+StepdState& stepd() {
+    static StepdState s;
+    return s;
+}
 
 const char* kJobOptionVars[] = {"SPANK__SLURM_SPANK_OPTION_gputopo_gpu_topo", "_SLURM_SPANK_OPTION_gputopo_gpu_topo"};
 
@@ -44,31 +69,8 @@ std::string host_name() {
     return host;
 }
 
-CpuSet online_cpus() {
-    std::ifstream f("/sys/devices/system/cpu/online");
-    std::string line;
-    if (f && std::getline(f, line)) {
-        try {
-            return CpuSet::parse_list(line);
-        } catch (const std::exception&) {
-        }
-    }
-    return CpuSet::range(0, static_cast<int>(sysconf(_SC_NPROCESSORS_CONF)) - 1);
-}
-
-CpuSet current_affinity() {
-    CpuSet s;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return online_cpus();
-    for (int i = 0; i < CPU_SETSIZE; ++i)
-        if (CPU_ISSET(i, &set)) s.set(i);
-    return s;
-}
-
-// Messages from the library start with "gputopo: "; we add our own prefix.
-std::string without_prefix(const std::string& m) {
-    return m.rfind("gputopo: ", 0) == 0 ? m.substr(9) : m;
+step::Getenv job_env(spank_t sp) {
+    return [sp](const std::string& n) { return job_getenv(sp, n.c_str()); };
 }
 
 std::optional<std::string> process_getenv(const std::string& name) {
@@ -80,62 +82,54 @@ double micros_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The options in force: the step's --gpu-topo, else the job's (sbatch/salloc),
-// else plugstack.conf's default=.
-Options effective_options(spank_t sp, PluginState& st) {
-    if (!st.user_option_error.empty()) throw ParseError(st.user_option_error);
-    if (st.user_options) return *st.user_options;
+// The option through the SPANK API (srun's --gpu-topo, as slurmstepd got it).
+std::optional<std::string> spank_option_value(spank_t sp) {
+    struct spank_option opt;
+    std::memset(&opt, 0, sizeof opt);
+    char name[] = "gpu-topo";
+    opt.name = name;
+    opt.has_arg = 1;
+    char* arg = nullptr;
+    if (spank_option_getopt(sp, &opt, &arg) != ESPANK_SUCCESS || !arg) return std::nullopt;
+    return std::string(arg);
+}
+
+// The options in force: the step's --gpu-topo, else the job's (sbatch/salloc,
+// which reach slurmstepd only through the job's environment), else
+// plugstack.conf's default=.
+step::Options effective_options(spank_t sp) {
+    const SharedConfig& sc = shared();
+    if (!sc.user_option_error.empty()) throw ParseError(sc.user_option_error);
+    if (auto v = spank_option_value(sp)) return step::parse_gpu_topo(*v);
+    if (sc.user_options) return *sc.user_options;
     for (const char* var : kJobOptionVars)
-        if (auto v = job_getenv(sp, var)) return parse_gpu_topo(*v);
-    return st.config.defaults;
+        if (auto v = job_getenv(sp, var)) return step::parse_gpu_topo(*v);
+    return sc.config.defaults;
 }
 
-Node read_topology(PluginState& st) {
-    if (!st.config.topology.empty())
-        return load_topology_via_snapshot(expand_path(st.config.topology, st.node_name, host_name()), st.config.cache_dir);
-    if (!st.config.cache_dir.empty()) return load_cached_topology(st.config.cache_dir, host_name());
+// The node name for files root opens: from slurmstepd's own environment
+// (SLURMD_NODENAME when the site's slurmd sets it) or this host's name, never
+// from the job's environment, which the user controls.
+std::string trusted_node_name() {
+    if (const char* v = std::getenv("SLURMD_NODENAME"); v && *v) return v;
+    return host_name();
+}
+
+// The node name user_init plans for: this node's entry in the step's node
+// list (S_JOB_NODEID). task_init checks it against the SLURMD_NODENAME
+// slurmstepd puts in each task's environment.
+std::string step_node_name(spank_t sp) {
+    uint32_t node_id = 0;
+    if (spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS) node_id = 0;
+    return step::slurm_node_name(job_env(sp), static_cast<int>(node_id), host_name());
+}
+
+Node read_topology(const StepdState& st) {
+    const PluginConfig& c = shared().config;
+    if (!c.topology.empty())
+        return load_topology_via_snapshot(step::expand_path(c.topology, st.node_name, host_name()), c.cache_dir);
+    if (!c.cache_dir.empty()) return load_cached_topology(c.cache_dir, host_name());
     return discover_live();
-}
-
-int apply_affinity(const CpuSet& cpus, std::string& why) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int c : cpus.to_vector()) {
-        if (c >= CPU_SETSIZE) {
-            why = "CPU " + std::to_string(c) + " is beyond this host's CPU set size";
-            return -1;
-        }
-        CPU_SET(c, &set);
-    }
-    if (sched_setaffinity(0, sizeof set, &set) != 0) {
-        why = std::string("sched_setaffinity(") + cpus.to_list() + "): " + std::strerror(errno);
-        return -1;
-    }
-    return 0;
-}
-
-// set_mempolicy(MPOL_BIND) on the task's NUMA nodes, when they exist here.
-int apply_mempolicy(const std::vector<int>& mems, std::string& why) {
-    if (mems.empty()) return 0;
-    unsigned long mask[16] = {0};
-    const int bits = static_cast<int>(sizeof(unsigned long) * 8);
-    for (int m : mems) {
-        if (m < 0 || m >= 16 * bits) {
-            why = "NUMA node " + std::to_string(m) + " out of range";
-            return -1;
-        }
-        if (access(("/sys/devices/system/node/node" + std::to_string(m)).c_str(), F_OK) != 0) {
-            why = "NUMA node " + std::to_string(m) + " does not exist on this host";
-            return -1;
-        }
-        mask[m / bits] |= 1UL << (m % bits);
-    }
-    const int kMpolBind = 2;
-    if (syscall(SYS_set_mempolicy, kMpolBind, mask, static_cast<unsigned long>(16 * bits)) != 0) {
-        why = std::string("set_mempolicy: ") + std::strerror(errno);
-        return -1;
-    }
-    return 0;
 }
 
 // Slurm ignores a failing `optional` plugin, so `strict` ends the task itself:
@@ -153,33 +147,142 @@ bool special_step(spank_t sp) {
     return step >= 0xfffffffaU;
 }
 
+// user_init's work, for an active step: the binding, then islands.
+void plan_node(spank_t sp, StepdState& st) {
+    st.node_name = step_node_name(sp);
+    try {
+        uint32_t ntasks = 1;
+        if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS) ntasks = 1;
+        st.local_tasks = static_cast<int>(ntasks);
+        step::StepSetup setup;
+        setup.env = job_env(sp);
+        setup.options = st.effective;
+        setup.node_name = st.node_name;
+        setup.local_tasks = st.local_tasks;
+        setup.host_cpus = step::online_cpus();
+        setup.affinity = step::current_affinity();
+        Node node;
+        if (st.root_read_node && st.root_read_for == st.node_name) node = std::move(*st.root_read_node);
+        else node = read_topology(st);
+        st.root_read_node.reset();
+        st.binding.emplace(setup, std::move(node));
+    } catch (const std::exception& e) {
+        st.problem = e.what();
+        return;
+    }
+    const PluginConfig& c = shared().config;
+    if (st.effective.mode == Mode::Island) {
+        try {  // islands= and/or Slurm's own topology (topo/fabric/slurm_islands.hpp)
+            StepIslandMap m = load_step_islands(c.islands, slurm_config_dir(process_getenv));
+            if (m.sources != "none") st.islands = std::move(m.map);
+            st.islands_from = m.sources;
+        } catch (const std::exception& e) {
+            st.islands_problem = e.what();
+        }
+    }
+}
+
+void say(const std::string& line) { std::fprintf(stderr, "gputopo: %s\n", line.c_str()); }
+
+// Islands across nodes (islands=, mode island): our GPUTOPO_ISLAND (the
+// cross-node island) replaces the intra-node island id.
+void add_islands(spank_t sp, const StepdState& st, int task, step::TaskAction& a) {
+    if (!st.islands && st.islands_problem.empty()) return;
+    std::string problem = st.islands_problem;
+    if (st.islands) {
+        try {
+            TaskIslands ti = task_islands(*st.islands, st.node_name, st.binding->plan(), task, job_env(sp),
+                                          &st.binding->node());
+            for (auto& v : ti.set) a.set.push_back(v);
+            a.verbose_line += ti.verbose;
+            if (!ti.warning.empty() && task == 0) say(ti.warning);
+        } catch (const std::exception& e) {
+            problem = e.what();
+        }
+    }
+    if (problem.empty()) return;
+    const bool strict = st.effective.strict;
+    if (task == 0 || strict)
+        say(st.node_name + ": islands: " + problem + (strict ? " (strict: the step fails)" : "; no island variables"));
+    if (strict) fail_task();
+}
+
+// Once per node (global task 0 / local task 0): a step without GPUs here, and
+// devices named by UUID that the topology does not know.
+void say_step_notes(spank_t sp, const StepdState& st, int task) {
+    const step::StepInputs& in = st.binding->inputs();
+    uint32_t global_task = 1;
+    if (spank_get_item(sp, S_TASK_GLOBAL_ID, &global_task) != ESPANK_SUCCESS) global_task = 1;
+    if (global_task == 0 && in.gpus.empty() && in.device_ids.empty())
+        say(st.node_name + ": the step has no GPUs here: CPUs and memory bound only");
+    if (task == 0 && !in.device_problem.empty()) say(st.node_name + ": " + in.device_problem);
+}
+
+// task_init for a step whose binding could not be made.
+void report_problem(const StepdState& st, int task) {
+    if (task == 0) {
+        std::string where = st.node_name.empty() ? "" : st.node_name + ": ";
+        say(where + st.problem + (st.effective.strict ? " (strict: the step fails)" : "; tasks run unbound"));
+    }
+    if (st.effective.strict) fail_task();
+}
+
+// The SLURMD_NODENAME slurmstepd set in this task's environment must name the
+// node user_init planned for; else the plan was for another node's topology.
+std::string node_name_mismatch(spank_t sp, const StepdState& st) {
+    auto real = job_getenv(sp, "SLURMD_NODENAME");
+    if (!real || real->empty() || *real == st.node_name) return "";
+    return "the step's node list names this node '" + st.node_name + "' but slurmstepd says '" + *real + "'";
+}
+
+void bind_task(spank_t sp, const StepdState& st, int task) {
+    const step::StepBinding& b = *st.binding;
+    step::TaskAction a = b.task(task, job_env(sp));
+    add_islands(sp, st, task, a);
+    for (const auto& v : a.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
+    say_step_notes(sp, st, task);
+    const std::string apply_error = step::apply_task(a);
+    const std::string failure = step::binding_failure(a, apply_error);
+    const std::string why = apply_error.empty() ? a.skip_reason : failure;
+    const bool failed = !failure.empty();
+    const bool strict = st.effective.strict;
+    if (st.effective.verbose) {
+        if (task == 0 && st.islands) say(st.node_name + ": islands from " + st.islands_from);
+        for (const auto& n : a.notes) say(n);
+        std::string line = a.verbose_line;
+        if (why != a.skip_reason) line += " (" + why + ")";
+        say(line);
+    } else if (failed && task == 0) {
+        say(st.node_name + ": " + why);
+    }
+    if (failed && strict) {
+        say(st.node_name + " task " + std::to_string(task) + ": " + why + " (strict: the step fails)");
+        fail_task();
+    }
+}
+
 }  // namespace
 
 // Runs as root, before privileges are dropped for user_init: the only place
-// the admin-set cache directory can be written. With cache= and no topology=,
-// refresh a stale live-discovery cache; with both, read the topology file
-// through its snapshot (writing it when missing or stale) for user_init.
+// the admin-set cache directory can be written.
 int remote_init_post_opt(spank_t sp, int, char**) {
-    PluginState& st = state();
-    if (!st.config_ok || st.config.cache_dir.empty()) return 0;
+    const SharedConfig& sc = shared();
+    if (!sc.config_ok || sc.config.cache_dir.empty()) return 0;
+    StepdState& st = stepd();
     try {
         if (special_step(sp)) return 0;
-        if (st.config.topology.empty()) {
-            const std::string host = host_name();
-            if (!cache_fresh(st.config.cache_dir, host, current_stamp())) refresh_cache(st.config.cache_dir, host);
+        if (sc.config.topology.empty()) {
+            refresh_stale_cache();  // slurmd_context.cpp
             return 0;
         }
-        if (effective_options(sp, st).mode == Mode::None) return 0;
-        uint32_t node_id = 0;
-        if (spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS) node_id = 0;
-        const std::string node = slurm_node_name([&](const std::string& n) { return job_getenv(sp, n.c_str()); },
-                                                 static_cast<int>(node_id), host_name());
-        st.preloaded_node = load_topology_via_snapshot(expand_path(st.config.topology, node, host_name()),
-                                                       st.config.cache_dir);
-        st.preloaded_for = node;
+        if (effective_options(sp).mode == Mode::None) return 0;
+        const std::string node = trusted_node_name();
+        st.root_read_node = load_topology_via_snapshot(step::expand_path(sc.config.topology, node, host_name()),
+                                                       sc.config.cache_dir);
+        st.root_read_for = node;
     } catch (const std::exception&) {
-        // user_init reads the topology again and reports the problem to the user.
-        st.preloaded_node.reset();
+        // user_init reads the topology itself and reports the problem to the user.
+        st.root_read_node.reset();
     }
     return 0;
 }
@@ -192,47 +295,17 @@ using namespace gputopo::spank;
 extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
     auto t0 = std::chrono::steady_clock::now();
     try {
-        PluginState& st = state();
-        if (!st.config_ok) return 0;  // logged by slurm_spank_init
+        if (!shared().config_ok) return 0;  // logged by slurm_spank_init
         if (special_step(sp)) return 0;
+        StepdState& st = stepd();
         try {
-            st.effective = effective_options(sp, st);
+            st.effective = effective_options(sp);
         } catch (const std::exception& e) {
             st.problem = e.what();
             return 0;
         }
         if (st.effective.mode == Mode::None) return 0;
-        uint32_t node_id = 0;
-        if (spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS) node_id = 0;
-        st.node_name = slurm_node_name([&](const std::string& n) { return job_getenv(sp, n.c_str()); },
-                                       static_cast<int>(node_id), host_name());
-        try {
-            st.inputs = read_step_inputs([&](const std::string& n) { return job_getenv(sp, n.c_str()); });
-            uint32_t ntasks = 1;
-            if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS) ntasks = 1;
-            st.local_tasks = static_cast<int>(ntasks);
-            if (st.preloaded_node && st.preloaded_for == st.node_name)
-                st.node = std::move(*st.preloaded_node);
-            else
-                st.node = read_topology(st);
-            resolve_step_devices(st.node, st.inputs);  // GPU-/MIG- UUIDs -> their GPUs
-            const CpuSet host = online_cpus();
-            st.cpus_on_host = topology_cpus_on_host(st.node, host);
-            st.plan = make_plan(st.node, plan_request(st.inputs, st.local_tasks, st.effective.mode,
-                                                      allowed_cpus(st.node, host, current_affinity())));
-            st.planned = true;
-        } catch (const std::exception& e) {
-            st.problem = e.what();
-        }
-        if (st.planned && st.effective.mode == Mode::Island) {
-            try {  // islands= and/or Slurm's own topology (topo/fabric/slurm_islands.hpp)
-                StepIslandMap m = load_step_islands(st.config.islands, slurm_config_dir(process_getenv));
-                if (m.sources != "none") st.islands = std::move(m.map);
-                st.islands_from = m.sources;
-            } catch (const std::exception& e) {
-                st.islands_problem = e.what();
-            }
-        }
+        plan_node(sp, st);
         st.plan_us = micros_since(t0);
         return 0;
     } catch (...) {
@@ -243,82 +316,22 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
 extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
     auto t0 = std::chrono::steady_clock::now();
     try {
-        PluginState& st = state();
-        if (!st.planned && st.problem.empty()) return 0;  // inactive
+        StepdState& st = stepd();
+        if (!st.binding && st.problem.empty()) return 0;  // inactive
         int task = 0;
         if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS) task = 0;
-        const bool strict = st.effective.strict;
-        if (!st.planned) {
-            if (task == 0) {
-                std::string where = st.node_name.empty() ? "" : st.node_name + ": ";
-                std::string what = without_prefix(st.problem);
-                std::fprintf(stderr, "gputopo: %s%s%s\n", where.c_str(), what.c_str(),
-                             strict ? " (strict: the step fails)" : "; tasks run unbound");
+        if (st.binding) {
+            std::string wrong = node_name_mismatch(sp, st);
+            if (!wrong.empty()) {
+                st.problem = wrong;
+                st.binding.reset();
             }
-            if (strict) fail_task();
+        }
+        if (!st.binding) {
+            report_problem(st, task);
             return 0;
         }
-        TaskAction a = bind_task(st.node_name, st.node, st.plan, task, st.effective, st.inputs,
-                                 [&](const std::string& n) { return job_getenv(sp, n.c_str()); }, st.cpus_on_host);
-        // Islands across nodes (islands=, mode island): our GPUTOPO_ISLAND (the
-        // cross-node island) replaces the intra-node island id.
-        if (st.islands || !st.islands_problem.empty()) {
-            std::string problem = st.islands_problem;
-            if (st.islands) {
-                try {
-                    TaskIslands ti = task_islands(*st.islands, st.node_name, st.plan, task,
-                                                  [&](const std::string& n) { return job_getenv(sp, n.c_str()); },
-                                                  &st.node);
-                    for (auto& v : ti.set) a.set.push_back(v);
-                    a.verbose_line += ti.verbose;
-                    if (!ti.warning.empty() && task == 0) std::fprintf(stderr, "gputopo: %s\n", ti.warning.c_str());
-                } catch (const std::exception& e) {
-                    problem = e.what();
-                }
-            }
-            if (!problem.empty()) {
-                if (task == 0 || st.effective.strict)
-                    std::fprintf(stderr, "gputopo: %s: islands: %s%s\n", st.node_name.c_str(),
-                                 without_prefix(problem).c_str(),
-                                 st.effective.strict ? " (strict: the step fails)" : "; no island variables");
-                if (st.effective.strict) fail_task();
-            }
-        }
-        for (const auto& v : a.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
-        uint32_t global_task = 1;
-        if (spank_get_item(sp, S_TASK_GLOBAL_ID, &global_task) != ESPANK_SUCCESS) global_task = 1;
-        if (global_task == 0 && st.inputs.gpus.empty() && st.inputs.device_ids.empty())
-            std::fprintf(stderr, "gputopo: %s: the step has no GPUs here: CPUs and memory bound only\n",
-                         st.node_name.c_str());
-        if (task == 0 && !st.inputs.device_problem.empty())
-            std::fprintf(stderr, "gputopo: %s: %s\n", st.node_name.c_str(), st.inputs.device_problem.c_str());
-        std::string why = a.skip_reason;
-        bool failed = !why.empty() && st.cpus_on_host;  // an explicit user binding is not a failure
-        if (!st.cpus_on_host && !a.cpus.empty()) failed = true;
-        if (a.apply_affinity) {
-            std::string e;
-            if (apply_affinity(a.cpus, e) != 0 || apply_mempolicy(a.mems, e) != 0) {
-                why = "affinity not applied: " + e;
-                failed = true;
-            }
-        }
-        if (st.effective.verbose) {
-            if (task == 0 && st.islands)
-                std::fprintf(stderr, "gputopo: %s: islands from %s\n", st.node_name.c_str(), st.islands_from.c_str());
-            if (task == 0)  // once per node: GPUs whose nearest NIC is down, and what they use instead
-                for (const auto& f : nic_fallbacks(st.node))
-                    std::fprintf(stderr, "gputopo: %s: %s\n", st.node_name.c_str(), describe(f).c_str());
-            std::string line = a.verbose_line;
-            if (why != a.skip_reason) line += " (" + why + ")";
-            std::fprintf(stderr, "%s\n", line.c_str());
-        } else if (failed && task == 0) {
-            std::fprintf(stderr, "gputopo: %s: %s\n", st.node_name.c_str(), why.c_str());
-        }
-        if (failed && strict) {
-            std::fprintf(stderr, "gputopo: %s task %d: %s (strict: the step fails)\n", st.node_name.c_str(), task,
-                         why.c_str());
-            fail_task();
-        }
+        bind_task(sp, st, task);
         if (auto t = job_getenv(sp, "GPUTOPO_DEBUG_TIMING"); t && *t == "1") {
             double us = micros_since(t0);
             std::fprintf(stderr, "gputopo: %s task %d: plugin time %.1f us (task_init %.1f us + user_init %.1f us / %d tasks)\n",
@@ -327,8 +340,8 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
         }
         return 0;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "gputopo: %s; task runs unbound\n", without_prefix(e.what()).c_str());
-        if (state().effective.strict) fail_task();
+        std::fprintf(stderr, "gputopo: %s; task runs unbound\n", e.what());
+        if (stepd().effective.strict) fail_task();
         return 0;
     } catch (...) {
         return 0;

@@ -23,7 +23,7 @@ for value in "fastest" "island,loud" "island,isolate,share" ""; do
     rc=$?
     after=$(jobs_now)
     want=$(case $value in
-        fastest) echo "unknown mode 'fastest' in --gpu-topo=fastest (expected none, closest or island; flags: verbose, strict, isolate, share, help)" ;;
+        fastest) echo "unknown mode 'fastest' in --gpu-topo=fastest (expected none, closest or island; flags: verbose, strict, isolate, share, membind, help)" ;;
         island,loud) echo "unknown flag 'loud' in --gpu-topo=island,loud" ;;
         island,isolate,share) echo "flags 'isolate' and 'share' exclude each other" ;;
         *) echo "empty value in --gpu-topo=" ;;
@@ -80,7 +80,7 @@ rc=$?
 result "unknown plugstack.conf argument: logged, the plugin stays out, jobs run" $? "rc=$rc: $(head -n 3 "$out.err")"
 srun -w n3 -N1 -n1 --gpu-topo=island,strict true > "$out" 2>&1
 rc=$?
-[ "$rc" -ne 0 ] && grep -q "strict, but the plugin is not configured: gputopo: plugstack.conf: unknown argument 'colour'" "$out"
+[ "$rc" -ne 0 ] && grep -q "strict, but the plugin is not configured: plugstack.conf: unknown argument 'colour'" "$out"
 result "unknown plugstack.conf argument with strict: srun fails early with the message" $? "rc=$rc: $(head -n 3 "$out")"
 
 # strict where the topology's CPUs are not this host's (fixture node) fails; on n1 it binds.

@@ -381,7 +381,7 @@ TEST_CASE("hwloc GPU rule: PCI class and vendor, never a BMC display chip", "[hw
 TEST_CASE("hwloc bad inputs give one message naming the file and what was expected", "[hwloc]") {
     std::string missing = "/nonexistent/gputopo-no-such-topology.xml";
     std::string m = message_of([&] { read_hwloc_xml(missing); });
-    CHECK(m.rfind("gputopo: ", 0) == 0);
+    CHECK(m.rfind("gputopo: ", 0) == std::string::npos);  // the front ends add the prefix
     CHECK(m.find(missing) != std::string::npos);
     CHECK(m.find("no such file") != std::string::npos);
     CHECK(m.find("lstopo --of xml") != std::string::npos);

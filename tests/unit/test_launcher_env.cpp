@@ -88,81 +88,73 @@ TEST_CASE("NCCL_SOCKET_IFNAME: usable interfaces only, IPoIB first, exact match"
     CHECK(here.find(",lo") == std::string::npos);
 }
 
-TEST_CASE("binding without the plugin: inputs from Slurm's variables", "[launcher]") {
-    auto shared = binding_inputs(env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}, {"SLURM_LOCALID", "2"},
-                                         {"SLURM_STEP_TASKS_PER_NODE", "4"}, {"SLURM_NODEID", "0"}}));
-    CHECK(shared.gpus == std::vector<int>{0, 1, 2, 3});
-    CHECK(shared.ntasks == 4);
-    CHECK(shared.task == 2);
-    CHECK_FALSE(shared.own_gpus_only);
-    auto own = binding_inputs(env_of({{"CUDA_VISIBLE_DEVICES", "3"}, {"SLURM_GPUS_PER_TASK", "1"}, {"SLURM_LOCALID", "3"},
-                                      {"SLURM_STEP_TASKS_PER_NODE", "4"}, {"SLURM_NODEID", "0"}}));
-    CHECK(own.gpus == std::vector<int>{3});
-    CHECK(own.ntasks == 1);
-    CHECK(own.task == 0);
-    CHECK_THROWS_AS(binding_inputs(env_of({{"SLURM_STEP_GPUS", "gpu0"}})), gputopo::ParseError);
-    CHECK(binding_inputs(env_of({})).gpus.empty());
-    CHECK(expand_topology_path("/t/%n-%h.xml", "n3", "host") == "/t/n3-host.xml");
+TEST_CASE("binding without the plugin: where the task sits, from Slurm's variables", "[launcher]") {
+    TaskPlace p = task_place(env_of({{"SLURM_LOCALID", "2"}, {"SLURM_STEP_TASKS_PER_NODE", "3,4(x2)"},
+                                     {"SLURM_NODEID", "1"}, {"SLURMD_NODENAME", "gpu7"}}), "host");
+    CHECK(p.local_id == 2);
+    CHECK(p.local_tasks == 4);
+    CHECK(p.node_name == "gpu7");
+    p = task_place(env_of({{"SLURM_NODEID", "1"}, {"SLURM_STEP_NODELIST", "a,b"}}), "host");
+    CHECK(p.node_name == "b");
+    CHECK(p.local_tasks == 1);
+    CHECK_THROWS_AS(task_place(env_of({{"SLURM_LOCALID", "x"}}), "h"), gputopo::ParseError);
 }
 
-TEST_CASE("binding without the plugin: the XE8640 fixture, 4 tasks on 4 GPUs", "[launcher]") {
-    std::string file = gputopo_test::topology("hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml");
-    gputopo::Node node = gputopo::load_topology_file(file);
-    // The RDMA NIC names in the file, read independently.
-    std::ifstream in(file);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string xml = ss.str();
-    std::set<std::string> nics;
-    // (a plain scan: std::regex trips GCC 12's -Wmaybe-uninitialized under the sanitizers)
-    for (size_t p = xml.find("name=\"mlx5_"); p != std::string::npos; p = xml.find("name=\"mlx5_", p + 1)) {
-        size_t start = p + 6, end = xml.find('"', start);
-        nics.insert(xml.substr(start, end - start));
+TEST_CASE("binding without the plugin: the step's environment from a narrowed task", "[launcher]") {
+    // Absolute numbering: task 1 of --gpus-per-task=2 on GPUs 4-7.
+    auto abs = step_environment(env_of({{"SLURM_STEP_GPUS", "6,7"}, {"CUDA_VISIBLE_DEVICES", "6,7"}, {"X", "y"}}),
+                                {4, 5, 6, 7});
+    CHECK(abs("SLURM_STEP_GPUS") == std::optional<std::string>("4,5,6,7"));
+    CHECK(abs("CUDA_VISIBLE_DEVICES") == std::optional<std::string>("4,5,6,7"));
+    CHECK(abs("X") == std::optional<std::string>("y"));
+    CHECK_FALSE(abs("ROCR_VISIBLE_DEVICES"));
+    // Relative numbering (ConstrainDevices): positions in the step's set.
+    auto rel = step_environment(env_of({{"SLURM_STEP_GPUS", "6,7"}, {"CUDA_VISIBLE_DEVICES", "2,3"}}), {4, 5, 6, 7});
+    CHECK(rel("CUDA_VISIBLE_DEVICES") == std::optional<std::string>("0,1,2,3"));
+    // UUIDs stay as Slurm gave them.
+    auto uuid = step_environment(env_of({{"SLURM_STEP_GPUS", "1"}, {"CUDA_VISIBLE_DEVICES", "MIG-abc"}}), {0, 1});
+    CHECK(uuid("CUDA_VISIBLE_DEVICES") == std::optional<std::string>("MIG-abc"));
+    CHECK(gpus_narrowed(std::string("gpu:per_task:1")));
+    CHECK(gpus_narrowed(std::string("gres/gpu:map_gpu:3,2")));
+    CHECK_FALSE(gpus_narrowed(std::nullopt));
+}
+
+TEST_CASE("binding without the plugin: XE8640, Slurm's relative numbering kept (2,3 seen as 0,1)", "[launcher]") {
+    gputopo::Node node = gputopo::load_topology_file(gputopo_test::topology(
+        "hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml"));
+    auto env = env_of({{"SLURM_STEP_GPUS", "2,3"}, {"CUDA_VISIBLE_DEVICES", "0,1"}, {"SLURM_LOCALID", "0"},
+                       {"SLURM_STEP_TASKS_PER_NODE", "2"}, {"SLURM_NODEID", "0"}, {"SLURMD_NODENAME", "n3"}});
+    gputopo::step::Options o = default_gpu_topo();
+    for (int t = 0; t < 2; ++t) {
+        auto e = [env, t](const std::string& n) -> std::optional<std::string> {
+            if (n == "SLURM_LOCALID") return std::to_string(t);
+            return env(n);
+        };
+        auto a = binding_for(node, o, e, false, std::nullopt, gputopo::CpuSet::range(0, 3), gputopo::CpuSet::range(0, 3));
+        auto m = as_map(a.set);
+        // The devices this step sees are numbered 0 and 1; GPU indices 2 and 3 are in GPUTOPO_GPUS.
+        CHECK((m["CUDA_VISIBLE_DEVICES"] == "0,1" || m["CUDA_VISIBLE_DEVICES"] == "1,0"));
+        CHECK((m["GPUTOPO_GPUS"] == "2" || m["GPUTOPO_GPUS"] == "3"));
+        CHECK_FALSE(a.apply_affinity);  // the fixture's CPUs are not this host's
     }
-    REQUIRE(nics.size() == 4);
-    std::set<std::string> own_gpus;
-    for (int t = 0; t < 4; ++t) {
-        BindingInputs bi;
-        bi.gpus = {0, 1, 2, 3};
-        bi.ntasks = 4;
-        bi.task = t;
-        BindingOutcome b = binding_for(node, bi, "closest", std::nullopt);
-        CHECK(b.bound);
-        auto m = as_map(b.env);
-        CHECK(m["GPUTOPO_MODE"] == "closest");
-        // Shared view: all 4 GPUs visible, this task's own GPU at position LOCAL_RANK.
-        std::vector<std::string> order;
-        std::stringstream cv(m["CUDA_VISIBLE_DEVICES"]);
-        std::string g;
-        while (std::getline(cv, g, ',')) order.push_back(g);
-        REQUIRE(order.size() == 4);
-        CHECK(order[static_cast<size_t>(t)] == m["GPUTOPO_GPUS"]);
-        own_gpus.insert(m["GPUTOPO_GPUS"]);
-        // NCCL_IB_HCA: exact-match list of NICs that exist in the file, same on every task.
-        REQUIRE(m["NCCL_IB_HCA"].size() > 1);
-        CHECK(m["NCCL_IB_HCA"][0] == '=');
-        std::stringstream hs(m["NCCL_IB_HCA"].substr(1));
-        std::string h;
-        while (std::getline(hs, h, ',')) CHECK(nics.count(h) == 1);
-        CHECK(nics.count(m["GPUTOPO_NIC"].substr(0, m["GPUTOPO_NIC"].find(','))) == 1);
-        // The fixture's CPUs are not this host's: affinity is not applied, and it says so.
-        CHECK_FALSE(b.cpus.has_value());
-        CHECK_THAT(b.note, Catch::Contains("not applied"));
-    }
-    CHECK(own_gpus.size() == 4);  // each task its own GPU
 }
 
 TEST_CASE("binding without the plugin: plugin present, mode none, unreadable topology", "[launcher]") {
     Options o;
-    auto with_plugin = compute_binding(o, env_of({{"GPUTOPO_MODE", "island"}, {"SLURM_STEP_GPUS", "0"}}));
+    NodeOnce none("/nonexistent/%n.xml", "n9", "h");
+    auto with_plugin = compute_binding(o, env_of({{"GPUTOPO_MODE", "island"}, {"SLURM_STEP_GPUS", "0"}}), none);
     CHECK_FALSE(with_plugin.bound);
     CHECK_THAT(with_plugin.note, Catch::Contains("plugin"));
-    o.gpu_topo = "none";
-    CHECK_FALSE(compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}})).bound);
-    o.gpu_topo = "closest";
-    o.topology = "/nonexistent/%n.xml";
-    auto bad = compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}, {"SLURMD_NODENAME", "n9"}}));
+    o.gpu_topo = gputopo::step::parse_gpu_topo("none");
+    CHECK_FALSE(compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}}), none).bound);
+    o.gpu_topo = default_gpu_topo();
+    CHECK_THAT(compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}}), none).note, Catch::Contains("not in a Slurm job step"));
+    auto bad = compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}, {"SLURMD_NODENAME", "n9"}, {"SLURM_STEP_ID", "0"}}), none);
     CHECK_FALSE(bad.bound);
-    CHECK(bad.env.empty());
+    CHECK(bad.action.set.empty());
     CHECK_THAT(bad.note, Catch::Contains("running unbound") && Catch::Contains("/nonexistent/n9.xml"));
+    // A node name that would leave the directory is refused, not expanded.
+    NodeOnce evil("/t/%n.xml", "../etc/x", "h");
+    CHECK_THAT(compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}, {"SLURM_STEP_ID", "0"}}), evil).note,
+               Catch::Contains("not a plain name"));
 }

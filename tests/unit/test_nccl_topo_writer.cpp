@@ -226,6 +226,6 @@ TEST_CASE("nccl-topo: file output is lowercase, atomic, and names the path on fa
         FAIL("expected a TopologyError");
     } catch (const TopologyError& e) {
         CHECK(std::string(e.what()).find("/nonexistent-dir/topo.xml") != std::string::npos);
-        CHECK(std::string(e.what()).rfind("gputopo: ", 0) == 0);
+        CHECK(std::string(e.what()).rfind("gputopo: ", 0) == std::string::npos);  // the front ends add the prefix
     }
 }

@@ -28,21 +28,7 @@ using gputopo::PlanRequest;
 
 namespace {
 
-std::vector<std::string> fixture_files() {
-    std::vector<std::string> out;
-    for (const char* sub : {"hwloc", "nccl"}) {
-        std::string dir = gputopo_test::topology(sub);
-        if (DIR* d = opendir(dir.c_str())) {
-            while (dirent* e = readdir(d)) {
-                std::string name = e->d_name;
-                if (name.size() > 4 && name.compare(name.size() - 4, 4, ".xml") == 0) out.push_back(dir + "/" + name);
-            }
-            closedir(d);
-        }
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-}
+std::vector<std::string> fixture_files() { return gputopo_test::topology_files(); }
 
 struct Loaded {
     std::string path;

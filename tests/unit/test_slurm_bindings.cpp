@@ -16,7 +16,7 @@
 #include "step/gpu_ids.hpp"
 #include "step/option_parser.hpp"
 #include "step/step_inputs.hpp"
-#include "step/task_binding.hpp"
+#include "step/step_binding.hpp"
 #include "step/user_gpu_bind.hpp"
 #include "tests/unit/cli_runner.hpp"
 #include "tests/unit/fixtures.hpp"
@@ -32,10 +32,12 @@
 #include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo;
-using namespace gputopo::spank;
+using namespace gputopo::step;
 using gputopo_test::FakeNvmlScenario;
 
 namespace {
+
+using Env = std::map<std::string, std::string>;
 
 Getenv env_of(const std::map<std::string, std::string>& m) {
     return [m](const std::string& n) -> std::optional<std::string> {
@@ -43,6 +45,21 @@ Getenv env_of(const std::map<std::string, std::string>& m) {
         if (it == m.end()) return std::nullopt;
         return it->second;
     };
+}
+
+// The step binding of `node` for a step whose environment is `step_env`
+// (`tasks` local tasks, --gpu-topo=`options`); `on_host`: the topology's CPUs
+// are this host's.
+StepBinding binding_of(const Node& node, const Getenv& step_env, const std::string& options, int tasks,
+                       bool on_host, const std::string& name) {
+    StepSetup setup;
+    setup.env = step_env;
+    setup.options = parse_gpu_topo(options);
+    setup.node_name = name;
+    setup.local_tasks = tasks;
+    if (on_host) setup.host_cpus = node.cpus;
+    setup.affinity = node.cpus;
+    return StepBinding(setup, node);
 }
 
 std::map<std::string, std::string> set_of(const TaskAction& a) {
@@ -116,7 +133,8 @@ TEST_CASE("MIG UUIDs as Slurm writes them: kept, in the planned order, CPUs of t
     const std::vector<std::string>& on_a3 = migs["0000:a3:00.0"];
     const std::vector<std::string>& on_b3 = migs["0000:b3:00.0"];
     const std::string cvd = on_b3[0] + "," + on_a3[0] + "," + on_a3[1];
-    StepInputs in = read_step_inputs(env_of({{"SLURM_STEP_GPUS", "4,5,9"}, {"CUDA_VISIBLE_DEVICES", cvd}}));
+    const Getenv step_env = env_of({{"SLURM_STEP_GPUS", "4,5,9"}, {"CUDA_VISIBLE_DEVICES", cvd}});
+    StepInputs in = read_step_inputs(step_env);
     REQUIRE(in.device_ids.size() == 3);
     resolve_step_devices(node, in);
     CHECK(in.device_problem.empty());
@@ -127,11 +145,12 @@ TEST_CASE("MIG UUIDs as Slurm writes them: kept, in the planned order, CPUs of t
     }
     CHECK(in.gpus == std::vector<int>{std::min(gpu_a3, gpu_b3), std::max(gpu_a3, gpu_b3)});
 
-    Options opt = parse_gpu_topo("closest,verbose");
-    Plan plan = make_plan(node, plan_request(in, 2, opt.mode, std::nullopt));
+    const StepBinding sb = binding_of(node, step_env, "closest,verbose", 2, false, "n1");
+    CHECK(sb.inputs().gpus == in.gpus);
+    const Plan& plan = sb.plan();
     for (int t = 0; t < 2; ++t) {
         // Slurm gives every task the step's instances (no per-task narrowing here).
-        TaskAction a = bind_task("n1", node, plan, t, opt, in, env_of({{"CUDA_VISIBLE_DEVICES", cvd}}), false);
+        TaskAction a = sb.task(t, env_of({{"CUDA_VISIBLE_DEVICES", cvd}}));
         auto set = set_of(a);
         const TaskBinding& b = plan.tasks[static_cast<size_t>(t)];
         REQUIRE(b.gpus.size() == 1);
@@ -155,13 +174,11 @@ TEST_CASE("MIG UUID narrowed per task by Slurm: the task keeps its instance, CPU
     Node node = h200_with_mig();
     auto migs = fixture_migs("hgx-h200-mig.nvml");
     const std::string step = migs["0000:a3:00.0"][2] + "," + migs["0000:b3:00.0"][1];
-    StepInputs in = read_step_inputs(env_of({{"SLURM_STEP_GPUS", "3,7"}, {"CUDA_VISIBLE_DEVICES", step}}));
-    resolve_step_devices(node, in);
-    Options opt = parse_gpu_topo("closest");
-    Plan plan = make_plan(node, plan_request(in, 2, opt.mode, std::nullopt));
+    const StepBinding sb =
+        binding_of(node, env_of({{"SLURM_STEP_GPUS", "3,7"}, {"CUDA_VISIBLE_DEVICES", step}}), "closest", 2, false, "n1");
     // Task 1 got the first instance from Slurm (--gpus-per-task=1 narrows per task).
     const std::string own = migs["0000:a3:00.0"][2];
-    TaskAction a = bind_task("n1", node, plan, 1, opt, in, env_of({{"CUDA_VISIBLE_DEVICES", own}}), false);
+    TaskAction a = sb.task(1, env_of({{"CUDA_VISIBLE_DEVICES", own}}));
     auto set = set_of(a);
     CHECK(set["CUDA_VISIBLE_DEVICES"] == own);
     const int parent = parent_gpu(node, own);
@@ -176,12 +193,12 @@ TEST_CASE("GPU UUIDs (gpu/nvml without MIG) and the legacy MIG-GPU-<uuid>/gi/ci 
     for (const Gpu& g : node.gpus) uuids.push_back(g.uuid);
     REQUIRE(uuids.size() == 8);
     const std::string cvd = uuids[6] + "," + uuids[1];
-    StepInputs in = read_step_inputs(env_of({{"SLURM_STEP_GPUS", "1,6"}, {"CUDA_VISIBLE_DEVICES", cvd}}));
-    resolve_step_devices(node, in);
-    CHECK(in.gpus == std::vector<int>{1, 6});
-    Plan plan = make_plan(node, plan_request(in, 2, Mode::Island, std::nullopt));
+    const StepBinding sb =
+        binding_of(node, env_of({{"SLURM_STEP_GPUS", "1,6"}, {"CUDA_VISIBLE_DEVICES", cvd}}), "island", 2, false, "n1");
+    CHECK(sb.inputs().gpus == std::vector<int>{1, 6});
+    const Plan& plan = sb.plan();
     for (int t = 0; t < 2; ++t) {
-        TaskAction a = bind_task("n1", node, plan, t, parse_gpu_topo("island"), in, env_of({}), false);
+        TaskAction a = sb.task(t, env_of({}));
         const TaskBinding& b = plan.tasks[static_cast<size_t>(t)];
         // Position t holds task t's GPU (set_device(LOCAL_RANK)), the step's two GPUs in all.
         const std::string own = uuids[static_cast<size_t>(b.gpus[0])];
@@ -198,13 +215,12 @@ TEST_CASE("GPU UUIDs (gpu/nvml without MIG) and the legacy MIG-GPU-<uuid>/gi/ci 
 TEST_CASE("UUIDs no GPU of the topology knows: visible devices stay as Slurm set them, said once", "[slurm-uuid]") {
     Node node = load_topology_file(gputopo_test::topology(kXe8640));  // hwloc XML without UUIDs, no NVML
     const std::string cvd = "MIG-11111111-2222-3333-4444-555555555555";
-    StepInputs in = read_step_inputs(env_of({{"SLURM_STEP_GPUS", "0"}, {"CUDA_VISIBLE_DEVICES", cvd}}));
-    resolve_step_devices(node, in);
+    const StepBinding sb =
+        binding_of(node, env_of({{"SLURM_STEP_GPUS", "0"}, {"CUDA_VISIBLE_DEVICES", cvd}}), "closest", 1, false, "n3");
+    const StepInputs& in = sb.inputs();
     CHECK(in.device_problem.find(cvd) != std::string::npos);
     CHECK(in.device_problem.find("stay as Slurm set them") != std::string::npos);
-    Plan plan = make_plan(node, plan_request(in, 1, Mode::Closest, std::nullopt));
-    TaskAction a = bind_task("n3", node, plan, 0, parse_gpu_topo("closest"), in,
-                             env_of({{"CUDA_VISIBLE_DEVICES", cvd}}), false);
+    TaskAction a = sb.task(0, env_of({{"CUDA_VISIBLE_DEVICES", cvd}}));
     auto set = set_of(a);
     CHECK(set.count("CUDA_VISIBLE_DEVICES") == 0);
     CHECK(set.count("ROCR_VISIBLE_DEVICES") == 0);
@@ -239,16 +255,13 @@ TEST_CASE("--gpu-bind from srun's command line and environment", "[slurm-gpu-bin
 // (loopback cluster): SLURM_STEP_GPUS=3-i and CUDA_VISIBLE_DEVICES=3-i in the task's environment.
 TEST_CASE("--gpu-bind kept: the task keeps Slurm's GPUs, CPUs around them, verbose says so", "[slurm-gpu-bind]") {
     Node node = load_topology_file(gputopo_test::topology(kXe8640));
-    StepInputs in = read_step_inputs(env_of({{"SLURM_STEP_GPUS", "0,1,2,3"},
-                                             {"CUDA_VISIBLE_DEVICES", "0,1,2,3"},
-                                             {"GPUTOPO_GPU_BIND", "map_gpu:3,2,1,0"}}));
-    CHECK(in.gpu_bind == "map_gpu:3,2,1,0");
-    Options opt = parse_gpu_topo("closest,verbose");
-    Plan plan = make_plan(node, plan_request(in, 4, opt.mode, std::nullopt));
+    Env step_env = {{"SLURM_STEP_GPUS", "0,1,2,3"}, {"CUDA_VISIBLE_DEVICES", "0,1,2,3"},
+                    {"GPUTOPO_GPU_BIND", "map_gpu:3,2,1,0"}};
+    const StepBinding sb = binding_of(node, env_of(step_env), "closest,verbose", 4, false, "n3");
+    CHECK(sb.inputs().gpu_bind == "map_gpu:3,2,1,0");
     for (int t = 0; t < 4; ++t) {
         const std::string slurm = std::to_string(3 - t);
-        TaskAction a = bind_task("n3", node, plan, t, opt, in,
-                                 env_of({{"SLURM_STEP_GPUS", slurm}, {"CUDA_VISIBLE_DEVICES", slurm}}), false);
+        TaskAction a = sb.task(t, env_of({{"SLURM_STEP_GPUS", slurm}, {"CUDA_VISIBLE_DEVICES", slurm}}));
         auto set = set_of(a);
         CHECK(set.count("CUDA_VISIBLE_DEVICES") == 0);  // Slurm's value stays
         CHECK(set["GPUTOPO_GPUS"] == slurm);
@@ -260,14 +273,15 @@ TEST_CASE("--gpu-bind kept: the task keeps Slurm's GPUs, CPUs around them, verbo
     }
     // --gpu-bind=none / closest under task/none: every task sees the step's set; the
     // planned GPU is inside it, so the planned CPUs stay and Slurm's visibility too.
-    in.gpu_bind = "none";
-    TaskAction a = bind_task("n3", node, plan, 2, opt, in,
-                             env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}, {"CUDA_VISIBLE_DEVICES", "0,1,2,3"}}), false);
+    step_env["GPUTOPO_GPU_BIND"] = "none";
+    const StepBinding none = binding_of(node, env_of(step_env), "closest,verbose", 4, false, "n3");
+    TaskAction a = none.task(2, env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}, {"CUDA_VISIBLE_DEVICES", "0,1,2,3"}}));
     CHECK(set_of(a).count("CUDA_VISIBLE_DEVICES") == 0);
-    CHECK(set_of(a)["GPUTOPO_CPUS"] == plan.tasks[2].cpus.to_list());
+    CHECK(set_of(a)["GPUTOPO_CPUS"] == none.plan().tasks[2].cpus.to_list());
     // Without a user binding gputopo orders the GPUs itself.
-    in.gpu_bind.clear();
-    a = bind_task("n3", node, plan, 0, opt, in, env_of({{"SLURM_STEP_GPUS", "3"}}), false);
+    step_env.erase("GPUTOPO_GPU_BIND");
+    const StepBinding own = binding_of(node, env_of(step_env), "closest,verbose", 4, false, "n3");
+    a = own.task(0, env_of({{"SLURM_STEP_GPUS", "3"}}));
     CHECK(set_of(a).count("CUDA_VISIBLE_DEVICES") == 1);
     CHECK(a.verbose_line.find("gpus kept") == std::string::npos);
 }
@@ -275,13 +289,12 @@ TEST_CASE("--gpu-bind kept: the task keeps Slurm's GPUs, CPUs around them, verbo
 TEST_CASE("a step without GPUs binds CPUs and memory only", "[slurm-gpu-bind]") {
     Node node = load_topology_file(gputopo_test::topology(kXe8640));
     // Slurm empties CUDA_VISIBLE_DEVICES for a step without GPUs on a node with GPU GRES.
-    StepInputs in = read_step_inputs(env_of({{"CUDA_VISIBLE_DEVICES", ""}}));
-    CHECK(in.gpus.empty());
-    Plan plan = make_plan(node, plan_request(in, 2, Mode::Closest, std::nullopt));
-    REQUIRE(plan.tasks.size() == 2);
+    const StepBinding sb = binding_of(node, env_of({{"CUDA_VISIBLE_DEVICES", ""}}), "closest", 2, true, "n3");
+    CHECK(sb.inputs().gpus.empty());
+    REQUIRE(sb.plan().tasks.size() == 2);
     std::set<std::string> cpus;
     for (int t = 0; t < 2; ++t) {
-        TaskAction a = bind_task("n3", node, plan, t, parse_gpu_topo("closest"), in, env_of({}), true);
+        TaskAction a = sb.task(t, env_of({}));
         auto set = set_of(a);
         CHECK(set.count("CUDA_VISIBLE_DEVICES") == 0);
         CHECK(set.count("GPUTOPO_GPUS") == 0);
@@ -389,7 +402,7 @@ TEST_CASE("gputopo plan accepts an empty allocation: --gpus '' and --gpus none",
 
 TEST_CASE("MIG instances survive the plugin's cache (node snapshot) and still resolve", "[slurm-uuid]") {
     Node node = h200_with_mig();
-    Node back = read_node_snapshot(write_node_snapshot(node), "snapshot");
+    Node back = spank::read_node_snapshot(spank::write_node_snapshot(node), "snapshot");
     REQUIRE(back.gpus.size() == node.gpus.size());
     for (size_t i = 0; i < node.gpus.size(); ++i) CHECK(back.gpus[i].mig_uuids == node.gpus[i].mig_uuids);
     for (const auto& [bus, ids] : fixture_migs("hgx-h200-mig.nvml"))

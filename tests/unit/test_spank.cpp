@@ -12,7 +12,8 @@
 #include "step/option_parser.hpp"
 #include "spank/plugstack_args.hpp"
 #include "step/step_inputs.hpp"
-#include "step/task_binding.hpp"
+#include "step/step_binding.hpp"
+#include "step/topology_path.hpp"
 #include "spank/topology_cache.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/output/plan_format.hpp"
@@ -21,6 +22,7 @@
 
 using namespace gputopo;
 using namespace gputopo::spank;
+using namespace gputopo::step;
 
 namespace {
 
@@ -62,8 +64,8 @@ TEST_CASE("--gpu-topo modes and flags", "[spank]") {
 
 TEST_CASE("--gpu-topo bad values give one message naming the word and the choices", "[spank]") {
     CHECK(message_of([] { parse_gpu_topo("x"); }) ==
-          "gputopo: unknown mode 'x' in --gpu-topo=x (expected none, closest or island; flags: verbose, strict, "
-          "isolate, share, help)");
+          "unknown mode 'x' in --gpu-topo=x (expected none, closest or island; flags: verbose, strict, "
+          "isolate, share, membind, help)");
     std::string m = message_of([] { parse_gpu_topo("island,loud"); });
     CHECK(m.find("unknown flag 'loud' in --gpu-topo=island,loud") != std::string::npos);
     CHECK(m.find("verbose, strict, isolate, share") != std::string::npos);
@@ -136,7 +138,10 @@ TEST_CASE("step inputs: the step's GPUs and how Slurm numbered them", "[spank]")
 }
 
 TEST_CASE("step inputs: Slurm node name", "[spank]") {
-    CHECK(slurm_node_name(env_of({{"SLURMD_NODENAME", "gpu7"}}), 0, "h") == "gpu7");
+    // Before a task starts, SLURMD_NODENAME in the job's environment is the
+    // user's (slurmstepd sets it per task): never taken from there.
+    CHECK(slurm_node_name(env_of({{"SLURMD_NODENAME", "gpu7"}}), 0, "h") == "h");
+    CHECK(slurm_node_name(env_of({{"SLURMD_NODENAME", "../../etc"}, {"SLURM_STEP_NODELIST", "a,b"}}), 1, "h") == "b");
     CHECK(slurm_node_name(env_of({{"SLURM_STEP_NODELIST", "gpu[001-004]"}}), 2, "h") == "gpu003");
     CHECK(slurm_node_name(env_of({{"SLURM_JOB_NODELIST", "a,b"}}), 1, "h") == "b");
     CHECK(slurm_node_name(env_of({{"SLURM_STEP_NODELIST", "a,b"}}), 5, "h") == "h");
@@ -157,12 +162,18 @@ TEST_CASE("allowed CPUs only when the topology's CPUs are this host's", "[spank]
 TEST_CASE("task binding on the XE8640: env, visibility, affinity decision, verbose line", "[spank]") {
     Node node = load_topology_file(gputopo_test::topology(
         "hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml"));
-    StepInputs in = read_step_inputs(env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}, {"CUDA_VISIBLE_DEVICES", "0,1,2,3"}}));
-    Options opt = parse_gpu_topo("island,verbose");
-    Plan plan = make_plan(node, plan_request(in, 4, opt.mode, std::nullopt));
+    StepSetup setup;
+    setup.env = env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}, {"CUDA_VISIBLE_DEVICES", "0,1,2,3"}});
+    setup.options = parse_gpu_topo("island,verbose");
+    setup.node_name = "n3";
+    setup.local_tasks = 4;
+    setup.host_cpus = CpuSet::range(0, 3);  // a host without the fixture's CPUs
+    setup.affinity = setup.host_cpus;
+    StepBinding binding(setup, node);
+    const Plan& plan = binding.plan();
     REQUIRE(plan.tasks.size() == 4);
     for (int t = 0; t < 4; ++t) {
-        TaskAction a = bind_task("n3", node, plan, t, opt, in, env_of({{"NCCL_IB_HCA", "mlx5_3"}}), false);
+        TaskAction a = binding.task(t, env_of({{"NCCL_IB_HCA", "mlx5_3"}}));
         const TaskBinding& b = plan.tasks[static_cast<size_t>(t)];
         std::map<std::string, std::string> set;
         for (const auto& v : a.set) set[v.name] = v.value;
@@ -173,21 +184,28 @@ TEST_CASE("task binding on the XE8640: env, visibility, affinity decision, verbo
         CHECK(set.count("NCCL_IB_HCA") == 0);  // the user's value is kept
         REQUIRE(a.kept.size() == 1);
         CHECK_FALSE(a.apply_affinity);  // the fixture's CPUs are not this host's
+        CHECK(a.mempolicy == MemPolicy::None);
         CHECK(a.skip_reason.find("not this host's") != std::string::npos);
-        CHECK(a.verbose_line.rfind("gputopo: n3 task " + std::to_string(t) + ": gpus=" + std::to_string(b.gpus[0]) +
+        CHECK(a.verbose_line.rfind("n3 task " + std::to_string(t) + ": gpus=" + std::to_string(b.gpus[0]) +
                                        " (" + b.gpu_pci[0].to_string() + ") cpus=" + b.cpus.to_list(),
                                    0) == 0);
         CHECK(a.verbose_line.find("kept user's NCCL_IB_HCA=mlx5_3") != std::string::npos);
     }
     // On a host that has the CPUs, affinity is applied unless the user bound explicitly.
-    TaskAction here = bind_task("n3", node, plan, 0, opt, in, env_of({}), true);
+    setup.host_cpus = node.cpus;
+    setup.affinity = node.cpus;
+    TaskAction here = StepBinding(setup, node).task(0, env_of({}));
     CHECK(here.apply_affinity);
-    StepInputs bound = in;
-    bound.user_cpu_bind = true;
-    bound.cpu_bind = "map_cpu:1";
-    TaskAction kept = bind_task("n3", node, plan, 0, opt, bound, env_of({}), true);
+    auto env = setup.env;
+    setup.env = [env](const std::string& n) -> std::optional<std::string> {
+        if (n == "SLURM_CPU_BIND") return std::string("quiet,map_cpu:1");
+        return env(n);
+    };
+    TaskAction kept = StepBinding(setup, node).task(0, env_of({}));
     CHECK_FALSE(kept.apply_affinity);
+    CHECK(kept.mempolicy == MemPolicy::None);
     CHECK(kept.skip_reason.find("map_cpu:1") != std::string::npos);
+    CHECK_THROWS_AS(StepBinding(setup, node).task(4, env_of({})), PlanError);
 }
 
 TEST_CASE("topology cache: atomic write, freshness by boot id and driver", "[spank]") {

@@ -334,20 +334,20 @@ void write_nccl_topology_file(const Node& node, const std::string& path) {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
         if (!out) {
             int err = errno;
-            throw TopologyError("gputopo: cannot write NCCL topology file " + path + ": " + std::strerror(err));
+            throw TopologyError("cannot write NCCL topology file " + path + ": " + std::strerror(err));
         }
         out << text;
         out.flush();
         if (!out) {
             int err = errno;
             std::remove(tmp.c_str());
-            throw TopologyError("gputopo: cannot write NCCL topology file " + path + ": " + std::strerror(err));
+            throw TopologyError("cannot write NCCL topology file " + path + ": " + std::strerror(err));
         }
     }
     if (std::rename(tmp.c_str(), path.c_str()) != 0) {
         int err = errno;
         std::remove(tmp.c_str());
-        throw TopologyError("gputopo: cannot write NCCL topology file " + path + ": " + std::strerror(err));
+        throw TopologyError("cannot write NCCL topology file " + path + ": " + std::strerror(err));
     }
 }
 

@@ -89,19 +89,19 @@ std::string join_ints(const std::vector<int>& v) {
 
 void validate(const Node& node, const PlanRequest& req) {
     if (req.ntasks < 1)
-        throw PlanError("gputopo: the number of local tasks must be at least 1 (got " + std::to_string(req.ntasks) + ")");
+        throw PlanError("the number of local tasks must be at least 1 (got " + std::to_string(req.ntasks) + ")");
     if (req.gpus_per_task < 0)
-        throw PlanError("gputopo: GPUs per task must be 0 (automatic) or more (got " +
+        throw PlanError("GPUs per task must be 0 (automatic) or more (got " +
                         std::to_string(req.gpus_per_task) + ")");
     std::set<int> seen;
     for (int g : req.gpus) {
         if (!node.gpu(g)) {
             std::string have = node.gpus.empty() ? "this node has no GPUs"
                                                  : "this node has GPUs 0-" + std::to_string(node.gpus.size() - 1);
-            throw PlanError("gputopo: allocated GPU " + std::to_string(g) + " is not on the node (" + have + ")");
+            throw PlanError("allocated GPU " + std::to_string(g) + " is not on the node (" + have + ")");
         }
         if (!seen.insert(g).second)
-            throw PlanError("gputopo: allocated GPU " + std::to_string(g) + " is listed twice (allocation " +
+            throw PlanError("allocated GPU " + std::to_string(g) + " is listed twice (allocation " +
                             join_ints(req.gpus) + ")");
     }
 }

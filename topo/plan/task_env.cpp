@@ -30,7 +30,7 @@ namespace {
 
 const TaskBinding& binding(const Plan& plan, int task) {
     if (task < 0 || static_cast<size_t>(task) >= plan.tasks.size())
-        throw PlanError("gputopo: local task " + std::to_string(task) + " is not in the plan (" +
+        throw PlanError("local task " + std::to_string(task) + " is not in the plan (" +
                         std::to_string(plan.tasks.size()) + " local tasks)");
     return plan.tasks[static_cast<size_t>(task)];
 }
@@ -107,7 +107,7 @@ std::vector<EnvVar> task_env(const Node& node, const Plan& plan, int task, const
             for (int& n : numbers) {
                 auto it = std::find(base.begin(), base.end(), n);
                 if (it == base.end())
-                    throw PlanError("gputopo: GPU " + std::to_string(n) + " is not among the step's GPUs (" +
+                    throw PlanError("GPU " + std::to_string(n) + " is not among the step's GPUs (" +
                                     join_ints(base) + ")");
                 n = static_cast<int>(it - base.begin());
             }

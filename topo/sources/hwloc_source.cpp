@@ -24,7 +24,7 @@ namespace {
 const char* const kExpected = "expected an hwloc XML topology as written by `lstopo --of xml` (hwloc 1.x or 2.x)";
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
-    throw TopologyError("gputopo: " + name + ": " + what);
+    throw TopologyError(name + ": " + what);
 }
 
 // The runtime hwloc's "major.minor", e.g. "2.9".
@@ -47,10 +47,9 @@ int declared_major(const XmlElement& root) {
     return major;
 }
 
-// Content checks hwloc's own loader would answer with a bare EINVAL.
-void check_xml_text(const std::string& xml, const std::string& name) {
-    if (xml.find_first_not_of(" \t\r\n") == std::string::npos) fail(name, std::string("is empty; ") + kExpected);
-    XmlDocument doc(xml, name);
+// Content checks hwloc's own loader would answer with a bare EINVAL, on the
+// document already parsed.
+void check_xml_document(const XmlDocument& doc, const std::string& name) {
     if (!doc.ok()) fail(name, "is not XML (" + doc.error() + "); " + kExpected);
     XmlElement root = doc.root();
     if (root.name() == "system")
@@ -88,7 +87,7 @@ class Topology {
 public:
     Topology() {
         keep_hwloc_plugins_loaded();
-        if (hwloc_topology_init(&topo_) != 0) throw TopologyError("gputopo: hwloc could not initialise a topology");
+        if (hwloc_topology_init(&topo_) != 0) throw TopologyError("hwloc could not initialise a topology");
         // The whole node, I/O devices included: GPUs, NICs, NVSwitches and
         // every bridge between them. Disallowed CPUs (a cgroup) stay in the
         // model; the plan restricts to the CPUs a step may use.
@@ -126,7 +125,12 @@ std::string read_file(const std::string& path) {
 }  // namespace
 
 Node read_hwloc_xml_buffer(const std::string& xml, const std::string& name) {
-    check_xml_text(xml, name);
+    if (xml.find_first_not_of(" \t\r\n") == std::string::npos) fail(name, std::string("is empty; ") + kExpected);
+    return read_hwloc_xml_document(XmlDocument(xml, name), xml, name);
+}
+
+Node read_hwloc_xml_document(const XmlDocument& doc, const std::string& xml, const std::string& name) {
+    check_xml_document(doc, name);
     if (xml.size() >= static_cast<size_t>(std::numeric_limits<int>::max()))
         fail(name, std::string("is too large; ") + kExpected);
     Topology topo;
@@ -149,7 +153,7 @@ Node read_hwloc_live() {
     errno = 0;
     if (hwloc_topology_load(topo.get()) != 0) {
         int err = errno;
-        throw TopologyError(std::string("gputopo: hwloc could not discover this machine's topology (") +
+        throw TopologyError(std::string("hwloc could not discover this machine's topology (") +
                             std::strerror(err ? err : EINVAL) + ")");
     }
     return hwloc_detail::convert_topology(topo.get(), "this machine");
@@ -160,14 +164,14 @@ std::string export_hwloc_live_xml() {
     errno = 0;
     if (hwloc_topology_load(topo.get()) != 0) {
         int err = errno;
-        throw TopologyError(std::string("gputopo: hwloc could not discover this machine's topology (") +
+        throw TopologyError(std::string("hwloc could not discover this machine's topology (") +
                             std::strerror(err ? err : EINVAL) + ")");
     }
     char* buf = nullptr;
     int len = 0;
     if (hwloc_topology_export_xmlbuffer(topo.get(), &buf, &len, 0) != 0 || !buf) {
         int err = errno;
-        throw TopologyError(std::string("gputopo: hwloc could not export this machine's topology as XML (") +
+        throw TopologyError(std::string("hwloc could not export this machine's topology as XML (") +
                             std::strerror(err ? err : EINVAL) + ")");
     }
     // len counts the terminating NUL.

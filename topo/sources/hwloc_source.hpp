@@ -12,6 +12,10 @@ namespace gputopo {
 Node read_hwloc_xml(const std::string& path);
 // Same, from XML text already in memory (`name` is used in messages).
 Node read_hwloc_xml_buffer(const std::string& xml, const std::string& name);
+// The same, for a file the caller already read and parsed (topology_loader):
+// the text is read once and parsed once by libxml2, once by hwloc.
+class XmlDocument;
+Node read_hwloc_xml_document(const XmlDocument& doc, const std::string& xml, const std::string& name);
 // This machine, I/O devices included. Does not throw for a machine without
 // GPUs (a CPU-only node is a valid node); throws TopologyError when hwloc
 // itself fails.

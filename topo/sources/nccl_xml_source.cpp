@@ -142,8 +142,9 @@ class NcclReader {
 public:
     explicit NcclReader(const std::string& name) : name_(name) {}
 
-    Node read(const std::string& text) {
-        XmlDocument doc(text, name_);
+    Node read(const std::string& text) { return read(XmlDocument(text, name_)); }
+
+    Node read(const XmlDocument& doc) {
         if (!doc.ok())
             fail("is not well-formed XML (" + doc.error() + "); expected NCCL topology XML (<system version=\"1\">)");
         XmlElement root = doc.root();
@@ -196,7 +197,7 @@ public:
     }
 
 private:
-    [[noreturn]] void fail(const std::string& what) const { throw TopologyError("gputopo: " + name_ + " " + what); }
+    [[noreturn]] void fail(const std::string& what) const { throw TopologyError(name_ + " " + what); }
 
     static int count_gpus(const XmlElement& e) {
         int n = e.name() == "gpu" ? 1 : 0;
@@ -447,11 +448,13 @@ private:
 
 Node read_nccl_xml_buffer(const std::string& xml, const std::string& name) { return NcclReader(name).read(xml); }
 
+Node read_nccl_xml_document(const XmlDocument& doc, const std::string& name) { return NcclReader(name).read(doc); }
+
 Node read_nccl_xml(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         const int err = errno;
-        throw TopologyError("gputopo: cannot read NCCL topology file " + path + ": " + std::strerror(err));
+        throw TopologyError("cannot read NCCL topology file " + path + ": " + std::strerror(err));
     }
     std::ostringstream text;
     text << in.rdbuf();

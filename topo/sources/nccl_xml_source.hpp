@@ -12,5 +12,8 @@ namespace gputopo {
 // Throws TopologyError naming the file and what was expected.
 Node read_nccl_xml(const std::string& path);
 Node read_nccl_xml_buffer(const std::string& xml, const std::string& name);
+// A document the caller already parsed (topology_loader: one parse per file).
+class XmlDocument;
+Node read_nccl_xml_document(const XmlDocument& doc, const std::string& name);
 
 }  // namespace gputopo

@@ -134,7 +134,7 @@ std::string write_node_snapshot(const Node& n) {
 
 Node read_node_snapshot(const std::string& text, const std::string& name) {
     auto bad = [&](const std::string& why) {
-        return TopologyError("gputopo: " + name + " is not a gputopo node snapshot (version 1): " + why);
+        return TopologyError(name + " is not a gputopo node snapshot (version 1): " + why);
     };
     std::istringstream in(text);
     std::string line;

@@ -24,7 +24,7 @@ const char* const kExpected =
     "(NCCL_TOPO_DUMP_FILE, <system version=\"1\">)";
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
-    throw TopologyError("gputopo: topology file " + path + " " + what);
+    throw TopologyError("topology file " + path + " " + what);
 }
 
 std::string read_whole_file(const std::string& path) {
@@ -86,9 +86,9 @@ Node load_topology_file(const std::string& path) {
             fail(path, "is hwloc " + std::to_string(major) + ".x XML: hwloc " + std::to_string(major) +
                            ".0 XML is not supported by hwloc 2.9; export the machine again with hwloc 2.x "
                            "(lstopo --of xml), or give its NCCL topology dump");
-        node = read_hwloc_xml(path);
+        node = read_hwloc_xml_document(doc, text, path);
     } else if (root == "system") {
-        node = read_nccl_xml_buffer(text, path);
+        node = read_nccl_xml_document(doc, path);
     } else if (root == "graphs" || root == "graph") {
         fail(path, "is an NCCL graph file (NCCL_GRAPH_DUMP_FILE, root <" + root + ">), not a topology; " + kExpected);
     } else {

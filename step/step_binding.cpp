@@ -1,13 +1,14 @@
-#include "step/task_binding.hpp"
+#include "step/step_binding.hpp"
 
 #include <algorithm>
-#include <optional>
 
 #include "step/gpu_ids.hpp"
 #include "step/user_gpu_bind.hpp"
 #include "topo/core/env_names.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/sources/nic_state.hpp"
 
-namespace gputopo::spank {
+namespace gputopo::step {
 
 PlanRequest plan_request(const StepInputs& in, int local_tasks, Mode mode, const std::optional<CpuSet>& allowed) {
     PlanRequest r;
@@ -16,6 +17,29 @@ PlanRequest plan_request(const StepInputs& in, int local_tasks, Mode mode, const
     r.allowed_cpus = allowed;
     r.mode = mode;
     return r;
+}
+
+const char* mempolicy_name(MemPolicy p) {
+    switch (p) {
+    case MemPolicy::Preferred: return "preferred";
+    case MemPolicy::Bind: return "bind";
+    case MemPolicy::None: break;
+    }
+    return "none";
+}
+
+MemPolicy memory_policy(const Options& opt, const std::vector<int>& mems) {
+    if (mems.empty()) return MemPolicy::None;
+    return opt.membind ? MemPolicy::Bind : MemPolicy::Preferred;
+}
+
+StepBinding::StepBinding(const StepSetup& setup, Node node)
+    : options_(setup.options), node_name_(setup.node_name), node_(std::move(node)) {
+    inputs_ = read_step_inputs(setup.env);
+    resolve_step_devices(node_, inputs_);  // GPU-/MIG- UUIDs -> their GPUs
+    cpus_on_host_ = topology_cpus_on_host(node_, setup.host_cpus);
+    plan_ = make_plan(node_, plan_request(inputs_, setup.local_tasks, options_.mode,
+                                          allowed_cpus(node_, setup.host_cpus, setup.affinity)));
 }
 
 namespace {
@@ -90,50 +114,25 @@ std::vector<std::string> planned_id_order(const Plan& plan, int task, const Task
     return order_ids(kept.ids, kept.id_parents, order);
 }
 
-}  // namespace
-
-TaskAction bind_task(const std::string& node_name, const Node& node, const Plan& plan, int task,
-                     const Options& opt, const StepInputs& in, const Getenv& current, bool cpus_on_host) {
-    TaskAction a;
-    TaskEnvOptions eo;
-    eo.isolate = opt.isolate;
-    eo.share = opt.share;
-    eo.step_gpus = in.gpus;
-    eo.relative_numbering = in.relative_numbering;
-    Kept kept = kept_devices(node, in, current);
-    const std::optional<Plan> around = plan_around_kept(node, plan, task, kept);
-    const Plan* use = around ? &*around : &plan;
-    std::vector<EnvVar> wanted = task_env(node, *use, task, eo);
-    const TaskBinding& b = use->tasks.at(static_cast<size_t>(task));
-    if (kept.active) {
-        drop(wanted, env::kCudaVisibleDevices);
-        drop(wanted, env::kRocrVisibleDevices);
-        if (!in.gpu_bind.empty()) {
-            a.kept_note = "gpus kept from --gpu-bind=" + in.gpu_bind;
-        } else if (!kept.id_parents.empty() && !b.gpus.empty()) {
-            a.visible_ids = planned_id_order(*use, task, eo, kept);
-            wanted.push_back({env::kCudaVisibleDevices, join_strings(a.visible_ids), false});
-        } else {
-            a.kept_note = in.device_problem.empty() ? "devices kept as Slurm set them" : in.device_problem;
-        }
+// The task's GPU variables when Slurm's devices are kept: CUDA/ROCR
+// variables dropped from `wanted`, the UUIDs reordered (set in `wanted`) or
+// a note saying why they stay as Slurm set them.
+void keep_slurm_devices(const Plan& plan, int task, const TaskEnvOptions& eo, const StepInputs& in,
+                        const Kept& kept, std::vector<EnvVar>& wanted, TaskAction& a) {
+    drop(wanted, env::kCudaVisibleDevices);
+    drop(wanted, env::kRocrVisibleDevices);
+    if (!in.gpu_bind.empty()) {
+        a.kept_note = "gpus kept from --gpu-bind=" + in.gpu_bind;
+    } else if (!kept.id_parents.empty() && !plan.tasks.at(static_cast<size_t>(task)).gpus.empty()) {
+        a.visible_ids = planned_id_order(plan, task, eo, kept);
+        wanted.push_back({env::kCudaVisibleDevices, join_strings(a.visible_ids), false});
+    } else {
+        a.kept_note = in.device_problem.empty() ? "devices kept as Slurm set them" : in.device_problem;
     }
-    ResolvedEnv r = keep_user_values(wanted, current);
-    a.set = std::move(r.set);
-    a.kept = std::move(r.kept);
-    if (!b.gpus.empty() && !kept.active) a.visible = visible_gpus(*use, task, eo);
-    a.cpus = b.cpus;
-    a.mems = b.mems;
-    if (!a.cpus.empty()) {
-        if (!cpus_on_host)
-            a.skip_reason = "affinity not applied: the topology's CPUs (" + node.cpus.to_list() +
-                            ") are not this host's";
-        else if (in.user_cpu_bind)
-            a.skip_reason = "affinity not applied: kept the user's --cpu-bind=" + in.cpu_bind;
-        else
-            a.apply_affinity = true;
-    }
+}
 
-    std::string line = "gputopo: " + node_name + " task " + std::to_string(task) + ":";
+std::string verbose_line(const std::string& node_name, int task, const TaskBinding& b, const TaskAction& a) {
+    std::string line = node_name + " task " + std::to_string(task) + ":";
     line += " gpus=" + (b.gpus.empty() ? std::string("none") : join_ints(b.gpus));
     if (!b.gpu_pci.empty()) {
         std::vector<std::string> pci;
@@ -142,6 +141,7 @@ TaskAction bind_task(const std::string& node_name, const Node& node, const Plan&
     }
     line += " cpus=" + (b.cpus.empty() ? std::string("any") : b.cpus.to_list());
     line += " mems=" + (b.mems.empty() ? std::string("any") : join_ints(b.mems));
+    if (a.mempolicy != MemPolicy::None) line += std::string(" (") + mempolicy_name(a.mempolicy) + ")";
     line += " nic=" + (b.nics.empty() ? std::string("none") : join_strings(b.nics));
     line += " island=" + std::to_string(b.island);
     if (!a.visible.empty()) line += " visible=" + join_ints(a.visible);
@@ -149,8 +149,49 @@ TaskAction bind_task(const std::string& node_name, const Node& node, const Plan&
     if (!a.kept_note.empty()) line += " (" + a.kept_note + ")";
     for (const auto& k : a.kept) line += " (kept user's " + k.name + "=" + k.value + ")";
     if (!a.skip_reason.empty()) line += " (" + a.skip_reason + ")";
-    a.verbose_line = line;
+    return line;
+}
+
+}  // namespace
+
+TaskAction StepBinding::task(int task, const Getenv& current) const {
+    if (task < 0 || static_cast<size_t>(task) >= plan_.tasks.size())
+        throw PlanError("local task " + std::to_string(task) + " is not in this node's plan of " +
+                        std::to_string(plan_.tasks.size()) + " task(s)");
+    TaskAction a;
+    TaskEnvOptions eo;
+    eo.isolate = options_.isolate;
+    eo.share = options_.share;
+    eo.step_gpus = inputs_.gpus;
+    eo.relative_numbering = inputs_.relative_numbering;
+    const Kept kept = kept_devices(node_, inputs_, current);
+    const std::optional<Plan> around = plan_around_kept(node_, plan_, task, kept);
+    const Plan& use = around ? *around : plan_;
+    a.wanted = task_env(node_, use, task, eo);
+    if (kept.active) keep_slurm_devices(use, task, eo, inputs_, kept, a.wanted, a);
+    ResolvedEnv r = keep_user_values(a.wanted, current);
+    a.set = std::move(r.set);
+    a.kept = std::move(r.kept);
+    const TaskBinding& b = use.tasks.at(static_cast<size_t>(task));
+    if (!b.gpus.empty() && !kept.active) a.visible = visible_gpus(use, task, eo);
+    a.cpus = b.cpus;
+    a.mems = b.mems;
+    if (!a.cpus.empty()) {
+        if (!cpus_on_host_)
+            a.skip_reason = "affinity not applied: the topology's CPUs (" + node_.cpus.to_list() +
+                            ") are not this host's";
+        else if (inputs_.user_cpu_bind) {
+            a.user_bound = true;
+            a.skip_reason = "affinity not applied: kept the user's --cpu-bind=" + inputs_.cpu_bind;
+        }
+        else
+            a.apply_affinity = true;
+    }
+    if (a.apply_affinity) a.mempolicy = memory_policy(options_, a.mems);
+    a.verbose_line = verbose_line(node_name_, task, b, a);
+    if (task == 0)
+        for (const auto& f : nic_fallbacks(node_)) a.notes.push_back(node_name_ + ": " + describe(f));
     return a;
 }
 
-}  // namespace gputopo::spank
+}  // namespace gputopo::step

@@ -1,0 +1,142 @@
+#include "launcher/step_gpus.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "step/step_inputs.hpp"
+#include "topo/plan/task_env.hpp"
+
+namespace gputopo::launch {
+
+namespace {
+
+// A directory we own, not a link; created with mode 0700 when missing.
+bool own_directory(const std::string& path, bool create, std::string& note) {
+    if (create && mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+        note = "cannot create " + path + ": " + std::strerror(errno);
+        return false;
+    }
+    struct stat st {};
+    if (lstat(path.c_str(), &st) != 0) {
+        note = "cannot read " + path + ": " + std::strerror(errno);
+        return false;
+    }
+    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0077) != 0) {
+        note = path + " is not a private directory of this user (a link, another owner or open to others); not used";
+        return false;
+    }
+    return true;
+}
+
+std::string read_small(const std::string& path) {
+    int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return "";
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof buf);
+    close(fd);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+bool publish(const std::string& dir, int local_id, const std::vector<int>& own) {
+    const std::string path = dir + "/" + std::to_string(local_id);
+    const std::string tmp = path + ".tmp." + std::to_string(getpid());
+    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    const std::string text = "gpus=" + join_ints(own) + "\n";
+    bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+        unlink(tmp.c_str());
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+bool gpus_narrowed(const std::optional<std::string>& tres_bind) {
+    return tres_bind && tres_bind->find("gpu:") != std::string::npos;
+}
+
+std::string step_gpus_dir(const std::string& job, const std::string& step, const std::string& node,
+                          std::string& note) {
+    std::string base = "/dev/shm";
+    if (access(base.c_str(), W_OK) != 0) {
+        const char* t = std::getenv("TMPDIR");
+        base = t && *t ? t : "/tmp";
+    }
+    const std::string user = base + "/gputopo-launch-" + std::to_string(getuid());
+    if (!own_directory(user, true, note)) return "";
+    for (const std::string& part : {job, step, node})
+        if (part.empty() || part.find('/') != std::string::npos || part == "." || part == "..") {
+            note = "no usable job/step/node name for the step's GPU directory";
+            return "";
+        }
+    const std::string dir = user + "/" + job + "." + step + "." + node;
+    if (!own_directory(dir, true, note)) return "";
+    return dir;
+}
+
+std::optional<std::vector<int>> exchange_step_gpus(const StepGpusExchange& x, const std::vector<int>& own,
+                                                   std::string& note) {
+    if (!publish(x.dir, x.local_id, own)) {
+        note = "cannot write to " + x.dir + ": " + std::strerror(errno);
+        return std::nullopt;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(x.timeout_s);
+    for (;;) {
+        std::vector<bool> all(static_cast<size_t>(step::kMaxGpuIndex), false);
+        int published = 0;
+        for (int t = 0; t < x.local_tasks; ++t) {
+            std::string text = read_small(x.dir + "/" + std::to_string(t));
+            if (text.rfind("gpus=", 0) != 0 || text.back() != '\n') continue;
+            try {
+                std::string list = text.substr(5, text.size() - 6);
+                if (!list.empty())
+                    for (int g : step::parse_index_list(list, "task " + std::to_string(t) + "'s GPUs"))
+                        all[static_cast<size_t>(g)] = true;
+                ++published;
+            } catch (const std::exception&) {
+            }
+        }
+        if (published == x.local_tasks) {
+            std::vector<int> out;
+            for (int g = 0; g < step::kMaxGpuIndex; ++g)
+                if (all[static_cast<size_t>(g)]) out.push_back(g);
+            return out;
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            note = std::to_string(published) + " of " + std::to_string(x.local_tasks) +
+                   " local tasks published their GPUs within " + std::to_string(static_cast<int>(x.timeout_s)) + " s";
+            return std::nullopt;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+}
+
+void forget_step_gpus(const StepGpusExchange& x) {
+    if (x.dir.empty()) return;
+    // Every task reads the others' entries before it starts its program, so
+    // once all have marked themselves done, nobody reads any more: the last
+    // one removes the directory.
+    const std::string done = x.dir + "/" + std::to_string(x.local_id) + ".done";
+    int fd = open(done.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) close(fd);
+    for (int t = 0; t < x.local_tasks; ++t)
+        if (access((x.dir + "/" + std::to_string(t) + ".done").c_str(), F_OK) != 0) return;
+    for (int t = 0; t < x.local_tasks; ++t) {
+        unlink((x.dir + "/" + std::to_string(t)).c_str());
+        unlink((x.dir + "/" + std::to_string(t) + ".done").c_str());
+    }
+    rmdir(x.dir.c_str());
+}
+
+}  // namespace gputopo::launch

@@ -1,0 +1,359 @@
+// The one step binding (step/): the plugin's path and the launcher's path give
+// identical actions on the same inputs; memory policy; the bounds on Slurm's
+// GPU lists and on job-environment values.
+#include <catch2/catch.hpp>
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "launcher/binding.hpp"
+#include "launcher/step_gpus.hpp"
+#include "spank/job_env.hpp"
+#include "step/apply.hpp"
+#include "step/step_binding.hpp"
+#include "tests/unit/fixtures.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/plan/task_env.hpp"
+#include "topo/sources/topology_loader.hpp"
+
+using namespace gputopo;
+using gputopo::step::Getenv;
+
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+Getenv env_of(const Env& m) {
+    return [m](const std::string& n) -> std::optional<std::string> {
+        auto it = m.find(n);
+        if (it == m.end()) return std::nullopt;
+        return it->second;
+    };
+}
+
+std::vector<std::string> fixture_files() { return gputopo_test::topology_files(); }
+
+// One step shape on one node, as Slurm presents it.
+struct Shape {
+    std::string name;
+    std::vector<int> step_gpus;   // the step's GPUs on the node
+    int tasks = 1;
+    int gpus_per_task = 0;        // 0: every task sees the step's set (--gpus-per-node); N: narrowed per task
+    bool relative = false;        // ConstrainDevices: CUDA_VISIBLE_DEVICES counts 0..k-1
+    bool ranges = false;          // SLURM_STEP_GPUS written with ranges ("0-3")
+    std::string options = "closest";
+    Env user;                     // variables the user set
+};
+
+// "0-3,6" for ranges, "0,1,2,3,6" otherwise.
+std::string gpu_text(const std::vector<int>& g, bool ranges) {
+    if (!ranges) return join_ints(g);
+    CpuSet s;
+    for (int i : g) s.set(i);
+    return s.to_list();
+}
+
+std::vector<int> positions_of(const std::vector<int>& own, const std::vector<int>& all) {
+    std::vector<int> out;
+    for (int g : own) out.push_back(static_cast<int>(std::find(all.begin(), all.end(), g) - all.begin()));
+    return out;
+}
+
+std::vector<int> count_up(size_t n) {
+    std::vector<int> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<int>(i);
+    return v;
+}
+
+// What slurmstepd's user_init sees (the step's whole set on the node).
+Env step_env(const Shape& s) {
+    Env e = s.user;
+    e["SLURM_STEP_GPUS"] = gpu_text(s.step_gpus, s.ranges);
+    e["CUDA_VISIBLE_DEVICES"] = join_ints(s.relative ? count_up(s.step_gpus.size()) : s.step_gpus);
+    e["SLURM_STEP_NODELIST"] = "n7";
+    e["SLURM_STEP_TASKS_PER_NODE"] = std::to_string(s.tasks);
+    return e;
+}
+
+// What task `t` sees when it starts (the launcher's input; the plugin's
+// task_init reads the same for the keep-the-user's-value rule).
+Env task_env(const Shape& s, int t) {
+    Env e = step_env(s);
+    e["SLURM_LOCALID"] = std::to_string(t);
+    e["SLURM_NODEID"] = "0";
+    e["SLURMD_NODENAME"] = "n7";
+    if (s.gpus_per_task > 0) {
+        std::vector<int> own(s.step_gpus.begin() + t * s.gpus_per_task,
+                             s.step_gpus.begin() + (t + 1) * s.gpus_per_task);
+        e["SLURM_STEP_GPUS"] = gpu_text(own, s.ranges);
+        e["CUDA_VISIBLE_DEVICES"] = join_ints(s.relative ? positions_of(own, s.step_gpus) : own);
+        e["SLURMD_TRES_BIND"] = "gpu:per_task:" + std::to_string(s.gpus_per_task);
+    }
+    return e;
+}
+
+std::string show(const std::vector<EnvVar>& v) {
+    std::string s;
+    for (const auto& e : v) s += e.name + "=" + e.value + (e.user_wins ? "(u) " : " ");
+    return s;
+}
+
+std::string show(const step::TaskAction& a) {
+    return "set[" + show(a.set) + "] kept[" + show(a.kept) + "] visible=" + join_ints(a.visible) +
+           " cpus=" + a.cpus.to_list() + " mems=" + join_ints(a.mems) + " mpol=" + mempolicy_name(a.mempolicy) +
+           " apply=" + (a.apply_affinity ? "1" : "0") + " skip=" + a.skip_reason + " line=" + a.verbose_line;
+}
+
+std::vector<Shape> shapes_for(const Node& node) {
+    const int n = static_cast<int>(node.gpus.size());
+    std::vector<int> all = count_up(node.gpus.size());
+    std::vector<Shape> out;
+    out.push_back({"one task per GPU, shared view", all, n, 0, false, false, "closest", {}});
+    out.push_back({"ranges, island, isolate", all, n, 0, false, true, "island,isolate", {}});
+    if (n >= 2) {
+        out.push_back({"--gpus-per-task=1", all, n, 1, false, false, "closest", {}});
+        std::vector<int> upper(all.begin() + n / 2, all.end());
+        out.push_back({"upper half, relative numbering", upper, static_cast<int>(upper.size()), 0, true, false,
+                       "closest", {}});
+        out.push_back({"upper half, --gpus-per-task=1, relative", upper, static_cast<int>(upper.size()), 1, true,
+                       true, "closest,share", {}});
+        out.push_back({"user-set NCCL_IB_HCA and UCX_NET_DEVICES", all, n, 0, false, false, "island",
+                       {{"NCCL_IB_HCA", "=mlx5_9"}, {"UCX_NET_DEVICES", "mlx5_9:1"}}});
+    }
+    if (n >= 4 && n % 2 == 0) {
+        out.push_back({"--gpus-per-task=2", all, n / 2, 2, false, false, "closest", {}});
+        out.push_back({"--gpus-per-task=2, ranges, membind", all, n / 2, 2, false, true, "closest,membind", {}});
+    }
+    return out;
+}
+
+Node xe8640() {
+    return load_topology_file(gputopo_test::topology(
+        "hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml"));
+}
+
+// 4 tasks on the XE8640's 4 GPUs, on a host with `host` CPUs.
+step::StepSetup xe8640_setup(const std::string& options, const CpuSet& host) {
+    step::StepSetup setup;
+    setup.env = env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}});
+    setup.local_tasks = 4;
+    setup.node_name = "n3";
+    setup.options = step::parse_gpu_topo(options);
+    setup.host_cpus = host;
+    setup.affinity = host;
+    return setup;
+}
+
+}  // namespace
+
+TEST_CASE("plugin and launcher: identical actions on every fixture and Slurm shape", "[step][equal]") {
+    int compared = 0, fixtures = 0;
+    for (const auto& f : fixture_files()) {
+        Node node;
+        try {
+            node = load_topology_file(f);
+        } catch (const std::exception&) {
+            continue;  // not a loadable topology (graph dumps, ...): covered by the loader's tests
+        }
+        if (node.gpus.empty()) continue;
+        ++fixtures;
+        // Both as a host that has the fixture's CPUs (affinity and memory
+        // policy decided) and as one that has not (skipped, and why).
+        for (bool on_host : {true, false}) {
+            const CpuSet host = on_host ? node.cpus : CpuSet::range(0, 1);
+            for (const Shape& s : shapes_for(node)) {
+                const step::Options opt = step::parse_gpu_topo(s.options);
+                // The plugin: user_init plans once from the step's environment...
+                const Env se = step_env(s);
+                step::StepSetup setup;
+                setup.env = env_of(se);
+                setup.options = opt;
+                setup.node_name = step::slurm_node_name(setup.env, 0, "host");
+                setup.local_tasks = s.tasks;
+                setup.host_cpus = host;
+                setup.affinity = host;
+                const step::StepBinding plugin(setup, node);
+                // ...the launcher learns the step's set from the tasks' narrowed sets.
+                std::vector<int> learned;
+                for (int t = 0; t < s.tasks; ++t)
+                    for (int g : step::parse_index_list(task_env(s, t)["SLURM_STEP_GPUS"], "SLURM_STEP_GPUS"))
+                        learned.push_back(g);
+                std::sort(learned.begin(), learned.end());
+                for (int t = 0; t < s.tasks; ++t) {
+                    const Getenv te = env_of(task_env(s, t));
+                    const step::TaskAction p = plugin.task(t, te);
+                    const bool narrowed = launch::gpus_narrowed(te("SLURMD_TRES_BIND"));
+                    const step::TaskAction l = launch::binding_for(node, opt, te, narrowed, learned, host, host);
+                    INFO(f << "\n" << s.name << (on_host ? " (on host)" : " (other host)") << " task " << t
+                           << "\nplugin:   " << show(p) << "\nlauncher: " << show(l));
+                    CHECK(show(p) == show(l));
+                    CHECK(p.notes == l.notes);
+                    ++compared;
+                }
+            }
+        }
+    }
+    CHECK(fixtures >= 15);
+    CHECK(compared > 500);
+}
+
+TEST_CASE("launcher: local tasks learn the step's GPUs from each other", "[step][launcher]") {
+    std::string base = std::filesystem::temp_directory_path() / ("gputopo-stepgpus-" + std::to_string(getpid()));
+    std::filesystem::create_directories(base);
+    chmod(base.c_str(), 0700);
+    const int tasks = 4;
+    std::vector<std::optional<std::vector<int>>> got(tasks);
+    std::vector<std::thread> th;
+    for (int t = 0; t < tasks; ++t)
+        th.emplace_back([&, t] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10 * (tasks - t)));
+            std::string note;
+            launch::StepGpusExchange x{base, t, tasks, 5};
+            got[static_cast<size_t>(t)] = launch::exchange_step_gpus(x, {2 * t + 4, 2 * t + 5}, note);
+        });
+    for (auto& t : th) t.join();
+    for (const auto& g : got) {
+        REQUIRE(g);
+        CHECK(*g == std::vector<int>{4, 5, 6, 7, 8, 9, 10, 11});
+    }
+    for (int t = 0; t < tasks; ++t) launch::forget_step_gpus({base, t, tasks, 5});
+    CHECK_FALSE(std::filesystem::exists(base));  // the last one removed the directory
+    // A task that never publishes: the others give up and say so.
+    std::filesystem::create_directories(base);
+    chmod(base.c_str(), 0700);
+    std::string note;
+    auto alone = launch::exchange_step_gpus({base, 0, 2, 0.05}, {0}, note);
+    CHECK_FALSE(alone);
+    CHECK_THAT(note, Catch::Contains("1 of 2 local tasks"));
+    std::filesystem::remove_all(base);
+}
+
+TEST_CASE("memory policy: preferred by default, bind only with membind", "[step][mempolicy]") {
+    CHECK(step::memory_policy(step::parse_gpu_topo("closest"), {1}) == step::MemPolicy::Preferred);
+    CHECK(step::memory_policy(step::parse_gpu_topo("island,verbose"), {0, 1}) == step::MemPolicy::Preferred);
+    CHECK(step::memory_policy(step::parse_gpu_topo("closest,membind"), {1}) == step::MemPolicy::Bind);
+    CHECK(step::memory_policy(step::parse_gpu_topo("closest,membind"), {}) == step::MemPolicy::None);
+    CHECK(step::to_string(step::parse_gpu_topo("closest,membind")) == "closest,membind");
+
+    Node node = xe8640();
+    step::StepSetup setup = xe8640_setup("closest", node.cpus);  // as on the node itself
+    step::TaskAction a = step::StepBinding(setup, node).task(0, env_of({}));
+    REQUIRE(a.apply_affinity);
+    REQUIRE_FALSE(a.mems.empty());
+    CHECK(a.mempolicy == step::MemPolicy::Preferred);
+    CHECK_THAT(a.verbose_line, Catch::Contains("(preferred)"));
+    setup.options = step::parse_gpu_topo("closest,membind");
+    a = step::StepBinding(setup, node).task(0, env_of({}));
+    CHECK(a.mempolicy == step::MemPolicy::Bind);
+    CHECK_THAT(a.verbose_line, Catch::Contains("(bind)"));
+}
+
+namespace {
+
+// The calling process's memory policy mode (get_mempolicy(2)), -1 on error.
+int current_policy_mode() {
+    int mode = -1;
+    unsigned long mask[16] = {0};
+    if (syscall(SYS_get_mempolicy, &mode, mask, 16 * 8 * sizeof(unsigned long), nullptr, 0UL) != 0) return -1;
+    return mode;
+}
+
+// Applies in a child (the test process keeps its policy); returns the mode seen there.
+int policy_after(step::MemPolicy p, const std::vector<int>& mems) {
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        std::string why = step::apply_mempolicy(p, mems);
+        int mode = why.empty() ? current_policy_mode() : -2;
+        (void)!write(fds[1], &mode, sizeof mode);
+        _exit(0);
+    }
+    close(fds[1]);
+    int mode = -3;
+    (void)!read(fds[0], &mode, sizeof mode);
+    close(fds[0]);
+    waitpid(pid, nullptr, 0);
+    return mode;
+}
+
+}  // namespace
+
+TEST_CASE("memory policy applied: MPOL_PREFERRED by default, MPOL_BIND with membind", "[step][mempolicy]") {
+    REQUIRE(access("/sys/devices/system/node/node0", F_OK) == 0);  // every Linux host has NUMA node 0
+    CHECK(policy_after(step::MemPolicy::Preferred, {0}) == 1);      // MPOL_PREFERRED
+    CHECK(policy_after(step::MemPolicy::Bind, {0}) == 2);           // MPOL_BIND
+    CHECK(policy_after(step::MemPolicy::None, {0}) == 0);           // MPOL_DEFAULT: nothing applied
+    CHECK_THAT(step::apply_mempolicy(step::MemPolicy::Preferred, {999}), Catch::Contains("does not exist"));
+}
+
+TEST_CASE("Slurm GPU lists: ranges are bounded, never expanded beyond a node (finding 3)", "[step][bounds]") {
+    // What a user could put in SLURM_STEP_GPUS / CUDA_VISIBLE_DEVICES: once
+    // 2.1 GB and 37 s of slurmstepd's memory and time.
+    std::string bomb;
+    for (int i = 0; i < 455; ++i) bomb += (i ? "," : "") + std::string("0-999999");
+    auto t0 = std::chrono::steady_clock::now();
+    CHECK_THROWS_WITH(step::parse_index_list(bomb, "SLURM_STEP_GPUS"), Catch::Contains("beyond what a node can have"));
+    CHECK_THROWS_AS(step::read_step_inputs(env_of({{"SLURM_STEP_GPUS", bomb}})), ParseError);
+    // The largest list that is accepted: every index a node can have, many times.
+    std::string wide;
+    for (int i = 0; i < 4000; ++i) wide += (i ? "," : "") + std::string("0-1023");
+    std::vector<int> all = step::parse_index_list(wide, "V");
+    CHECK(all.size() == static_cast<size_t>(step::kMaxGpuIndex));
+    CHECK(all.back() == step::kMaxGpuIndex - 1);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(s < 2.0);
+    CHECK(step::parse_index_list("3,1-2,2", "V") == std::vector<int>{1, 2, 3});
+    CHECK_THROWS_AS(step::parse_index_list("1024", "V"), ParseError);
+}
+
+TEST_CASE("job environment values over 4 KiB are read whole, not taken as unset (finding 13)", "[spank][bounds]") {
+    // A reader that behaves as spank_getenv: truncates and says so.
+    auto reader = [](const std::string& value) {
+        return [value](char* buf, size_t len) {
+            if (value.size() + 1 > len) {
+                std::memcpy(buf, value.data(), len - 1);
+                buf[len - 1] = '\0';
+                return spank::EnvRead::TooSmall;
+            }
+            std::memcpy(buf, value.c_str(), value.size() + 1);
+            return spank::EnvRead::Ok;
+        };
+    };
+    const std::string big(5000, 'x');
+    CHECK(spank::read_env_value("NCCL_IB_HCA", reader(big)) == std::optional<std::string>(big));
+    const std::string bigger(300000, 'y');
+    CHECK(spank::read_env_value("V", reader(bigger)) == std::optional<std::string>(bigger));
+    CHECK_THROWS_WITH(spank::read_env_value("HUGE", reader(std::string(spank::kMaxJobEnvValue + 1, 'z'))),
+                      Catch::Contains("HUGE") && Catch::Contains("longer than"));
+    CHECK_FALSE(spank::read_env_value("NONE", [](char*, size_t) { return spank::EnvRead::Missing; }));
+}
+
+TEST_CASE("strict fails for a binding not applied, never for the user's own --cpu-bind", "[step][strict]") {
+    Node node = xe8640();
+    step::StepSetup setup = xe8640_setup("closest,strict", CpuSet::range(0, 3));  // not the fixture's CPUs
+    step::TaskAction off_host = step::StepBinding(setup, node).task(0, env_of({}));
+    CHECK_THAT(step::binding_failure(off_host, ""), Catch::Contains("are not this host's"));
+    setup.host_cpus = node.cpus;
+    setup.affinity = node.cpus;
+    step::TaskAction here = step::StepBinding(setup, node).task(0, env_of({}));
+    CHECK(step::binding_failure(here, "").empty());
+    CHECK_THAT(step::binding_failure(here, "sched_setaffinity(1): Invalid argument"),
+               Catch::StartsWith("affinity not applied: sched_setaffinity"));
+    setup.env = env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}, {"SLURM_CPU_BIND", "quiet,map_cpu:1,2,3,4"}});
+    step::TaskAction user = step::StepBinding(setup, node).task(0, env_of({}));
+    CHECK(user.user_bound);
+    CHECK_FALSE(user.apply_affinity);
+    CHECK(step::binding_failure(user, "").empty());
+}
