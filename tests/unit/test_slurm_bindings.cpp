@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "launcher/binding.hpp"
 #include "step/gpu_ids.hpp"
 #include "step/option_parser.hpp"
 #include "step/step_inputs.hpp"
@@ -184,6 +185,30 @@ TEST_CASE("MIG UUID narrowed per task by Slurm: the task keeps its instance, CPU
     const int parent = parent_gpu(node, own);
     CHECK(set["GPUTOPO_GPUS"] == std::to_string(parent));
     CHECK(node.gpu(parent)->local_cpus.contains(CpuSet::parse_list(set["GPUTOPO_CPUS"])));
+}
+
+// gputopo-launch under --gpus-per-task with gpu/nvml: each task sees only its
+// own UUID, and the local tasks exchange GPU indices only, so the task is
+// planned alone on its own GPU (not as one of N tasks sharing it).
+TEST_CASE("launcher: a task narrowed to its own UUID keeps it, CPUs of its GPU", "[slurm-uuid]") {
+    Node node = h200_with_mig();
+    REQUIRE(node.gpus.size() == 8);
+    const std::string own = node.gpus[5].uuid;
+    REQUIRE(!own.empty());
+    Getenv task = env_of({{"SLURM_LOCALID", "1"}, {"SLURM_NODEID", "0"}, {"SLURM_STEP_TASKS_PER_NODE", "4"},
+                          {"SLURMD_NODENAME", "n1"}, {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_GPUS", "5"},
+                          {"CUDA_VISIBLE_DEVICES", own}});
+    const std::vector<int> learned{1, 3, 5, 7};
+    TaskAction a = launch::binding_for(node, parse_gpu_topo("closest"), task, true, learned, node.cpus, node.cpus);
+    auto set = set_of(a);
+    CHECK(set["CUDA_VISIBLE_DEVICES"] == own);
+    CHECK(set["GPUTOPO_GPUS"] == "5");
+    PlanRequest alone;
+    alone.gpus = {5};
+    alone.mode = Mode::Closest;
+    alone.allowed_cpus = node.cpus;
+    CHECK(set["GPUTOPO_CPUS"] == make_plan(node, alone).tasks[0].cpus.to_list());
+    CHECK(node.gpu(5)->local_cpus.contains(CpuSet::parse_list(set["GPUTOPO_CPUS"])));
 }
 
 TEST_CASE("GPU UUIDs (gpu/nvml without MIG) and the legacy MIG-GPU-<uuid>/gi/ci form", "[slurm-uuid]") {
