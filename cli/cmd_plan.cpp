@@ -18,7 +18,8 @@ namespace {
 
 std::vector<OptionSpec> plan_options() {
     return {topology_option(),
-            {"--gpus", "LIST", "allocated GPU indices (PCI bus-id order), e.g. 0-3 or 0,2,5 (default: every GPU)"},
+            {"--gpus", "LIST", "allocated GPU indices (PCI bus-id order), e.g. 0-3 or 0,2,5; '' or none: no GPUs "
+                               "(default: every GPU)"},
             {"--ntasks", "N", "local tasks (default: allocated GPUs / --gpus-per-task, or one per GPU)"},
             {"--gpus-per-task", "K", "GPUs per task (default: allocated GPUs / tasks)"},
             {"--cpus", "CPULIST", "CPUs the step may use, e.g. 0-31,64-95 (default: every CPU)"},
@@ -51,7 +52,9 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out) {
     req.mode = parse_mode(parse_choice("--mode", parsed.get("--mode", "closest"), {"none", "closest", "island"}));
     req.whole_cores = parsed.has("--whole-cores");
     std::vector<int> gpus;
-    if (parsed.has("--gpus")) gpus = parse_gpu_list("--gpus", parsed.get("--gpus"));
+    // '' or 'none': a step without GPUs (CPUs and memory only), as Slurm runs it.
+    const bool no_gpus = parsed.has("--gpus") && (parsed.get("--gpus").empty() || parsed.get("--gpus") == "none");
+    if (parsed.has("--gpus") && !no_gpus) gpus = parse_gpu_list("--gpus", parsed.get("--gpus"));
     if (parsed.has("--ntasks")) req.ntasks = parse_count("--ntasks", parsed.get("--ntasks"), 1);
     if (parsed.has("--gpus-per-task")) req.gpus_per_task = parse_count("--gpus-per-task", parsed.get("--gpus-per-task"), 1);
     if (parsed.has("--cpus")) {

@@ -6,6 +6,7 @@
 
 #include "launcher/framework_env.hpp"
 #include "step/apply.hpp"
+#include "step/gpu_ids.hpp"
 #include "step/topology_path.hpp"
 #include "step/step_inputs.hpp"
 #include "topo/core/env_names.hpp"
@@ -117,7 +118,11 @@ step::TaskAction binding_for(const Node& node, const step::Options& opt, const G
     int task = place.local_id;
     setup.env = task_env;
     setup.local_tasks = place.local_tasks;
-    if (narrowed && step_gpus) {
+    // Devices named by UUID: the local tasks exchange GPU indices only, so the
+    // step's UUIDs are unknown here: the task is planned alone on its own.
+    const auto cvd = task_env(env::kCudaVisibleDevices);
+    const bool own_uuids = cvd && !step::split_device_uuids(*cvd).empty();
+    if (narrowed && step_gpus && !own_uuids) {
         setup.env = step_environment(task_env, *step_gpus);
     } else if (narrowed) {
         // The step's set is unknown: plan this task alone on its own GPUs.

@@ -2,6 +2,7 @@
 
 #include "topo/core/env_names.hpp"
 #include "topo/fabric/island_sources.hpp"
+#include "topo/fabric/slurm_islands.hpp"
 #include "topo/fabric/step_islands.hpp"
 
 namespace gputopo::launch {
@@ -14,22 +15,23 @@ IslandRankOutcome island_rank(const Options& opt, const std::string& node, int l
         out.note = "RANK follows GPUTOPO_RANK (island order, set by the plugin)";
         return out;
     }
-    if (opt.islands.empty()) {
-        out.note = "--rank-order=island: GPUTOPO_RANK is not set (run the step with --gpu-topo=island and islands= in "
-                   "plugstack.conf, or give --islands FILE); RANK stays SLURM_PROCID";
-        return out;
-    }
     try {
-        IslandMap map = load_islands(opt.islands);
+        // --islands and/or Slurm's own topology (SLURM_CONF's directory), as the plugin.
+        StepIslandMap m = load_step_islands(opt.islands, slurm_config_dir(getenv_fn));
+        if (m.sources == "none") {
+            out.note = "--rank-order=island: GPUTOPO_RANK is not set (run the step with --gpu-topo=island, give "
+                       "--islands FILE, or a Slurm topology.conf/topology.yaml); RANK stays SLURM_PROCID";
+            return out;
+        }
         // No intra-node plan here: tasks without an intra-node island keep
         // local-id order (local_positions), enough of them to cover this task.
         Plan plan;
         plan.tasks.resize(static_cast<size_t>(local_id < 0 ? 1 : local_id + 1));
         for (size_t i = 0; i < plan.tasks.size(); ++i) plan.tasks[i].task = static_cast<int>(i);
-        TaskIslands ti = task_islands(map, node, plan, local_id, getenv_fn);
+        TaskIslands ti = task_islands(m.map, node, plan, local_id, getenv_fn);
         out.env = ti.set;
         out.rank = std::to_string(ti.placement.rank);
-        out.note = "RANK follows the island order of " + opt.islands + ": island " + ti.placement.island + ", rank " +
+        out.note = "RANK follows the island order of " + m.sources + ": island " + ti.placement.island + ", rank " +
                    out.rank;
     } catch (const std::exception& e) {
         out.note = std::string("--rank-order=island: ") + e.what() + "; RANK stays SLURM_PROCID";

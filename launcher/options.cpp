@@ -93,7 +93,7 @@ const std::vector<Spec>& specs() {
         {"nccl-topo-file", true, "PATH",
          "write this node's NCCL topology XML to PATH (%n node name, %h host name, %j job id) and set NCCL_TOPO_FILE",
          [](Options& o, const std::string&, const std::string& v) { o.nccl_topo_file = v; }},
-        {"islands", true, "FILE", "gputopo.conf for --rank-order=island when the plugin did not set GPUTOPO_RANK",
+        {"islands", true, "FILE", "gputopo.conf for --rank-order=island without the plugin's GPUTOPO_RANK (adds to Slurm's topology)",
          [](Options& o, const std::string&, const std::string& v) { o.islands = v; }},
         {"island-procid", false, "",
          "with --rank-order=island also give the program SLURM_PROCID = the island rank (for JAX, Lightning's Slurm "

@@ -53,7 +53,9 @@ struct TaskAction {
     std::vector<EnvVar> wanted;      // every variable gputopo would set (task_env)
     std::vector<EnvVar> set;         // of those, the ones to set (overwrite)
     std::vector<EnvVar> kept;        // the user's values we left alone (name, the user's value)
-    std::vector<int> visible;        // GPU indices the task sees, in order
+    std::vector<int> visible;        // GPU indices the task sees, in order (empty when kept from Slurm)
+    std::vector<std::string> visible_ids;  // the UUIDs the task sees, in order (Slurm gave UUIDs)
+    std::string kept_note;           // "gpus kept from --gpu-bind=..." when Slurm's GPUs are kept as set
     CpuSet cpus;                     // planned CPUs (empty: none)
     std::vector<int> mems;           // planned NUMA nodes
     MemPolicy mempolicy = MemPolicy::None;
@@ -66,7 +68,8 @@ struct TaskAction {
 
 class StepBinding {
 public:
-    // Reads the step's inputs from setup.env and plans this node. Throws
+    // Reads the step's inputs from setup.env, resolves devices named by UUID
+    // through `node` (resolve_step_devices) and plans this node. Throws
     // ParseError (a malformed Slurm variable) or PlanError.
     StepBinding(const StepSetup& setup, Node node);
 
@@ -78,7 +81,9 @@ public:
     bool cpus_on_host() const { return cpus_on_host_; }
 
     // Local task `task`'s action. `current` reads the task's environment (for
-    // the keep-the-user's-value rule). Throws PlanError for a task not planned.
+    // the keep-the-user's-value rule and the GPUs Slurm gave the task when
+    // they are kept: the user's --gpu-bind, or devices named by UUID).
+    // Throws PlanError for a task not planned.
     TaskAction task(int task, const Getenv& current) const;
 
 private:

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "step/gpu_ids.hpp"
+#include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/fabric/hostlist.hpp"
 
@@ -84,6 +86,9 @@ StepInputs read_step_inputs(const Getenv& getenv) {
             if ((*cvd)[i] != static_cast<int>(i)) zero_based = false;
         in.relative_numbering = zero_based;
     }
+    if (auto v = getenv(env::kCudaVisibleDevices); v && in.gpus_from != env::kCudaVisibleDevices)
+        in.device_ids = split_device_uuids(*v);
+    if (auto v = getenv(env::kUserGpuBind); v) in.gpu_bind = *v;
     if (auto v = getenv("SLURM_CPUS_PER_TASK")) {
         try {
             in.cpus_per_task = std::max(0, std::stoi(*v));
@@ -97,6 +102,27 @@ StepInputs read_step_inputs(const Getenv& getenv) {
             if (v->find(kind) != std::string::npos) in.user_cpu_bind = true;
     }
     return in;
+}
+
+void resolve_step_devices(const Node& node, StepInputs& in) {
+    if (in.device_ids.empty()) return;
+    std::string unknown;
+    if (auto parents = parent_gpus(node, in.device_ids, &unknown)) {
+        in.device_parents = *parents;
+        in.gpus = *parents;
+        std::sort(in.gpus.begin(), in.gpus.end());
+        in.gpus.erase(std::unique(in.gpus.begin(), in.gpus.end()), in.gpus.end());
+        in.relative_numbering = false;
+        return;
+    }
+    in.device_problem = "CUDA_VISIBLE_DEVICES names " + unknown +
+                        ", which no GPU of this node's topology knows (no NVML, or a topology without UUIDs): "
+                        "the visible devices stay as Slurm set them";
+    // SLURM_STEP_GPUS counts GRES records, GPU indices only without MIG.
+    std::vector<int> valid;
+    for (int g : in.gpus)
+        if (node.gpu(g)) valid.push_back(g);
+    in.gpus = valid;
 }
 
 std::string slurm_node_name(const Getenv& getenv, int node_id, const std::string& host) {

@@ -27,6 +27,16 @@ struct StepInputs {
     int cpus_per_task = 0;           // 0: not given
     std::string cpu_bind;            // SLURM_CPU_BIND as given
     bool user_cpu_bind = false;      // the user asked for an explicit CPU map/mask
+    // CUDA_VISIBLE_DEVICES as Slurm set it when it names devices by UUID
+    // (GPU-..., MIG-...; step/gpu_ids.hpp), Slurm's order; empty: indices.
+    std::vector<std::string> device_ids;
+    // resolve_step_devices(): the GPU index each device_ids entry is or
+    // belongs to; empty when unresolved (then device_problem says why).
+    std::vector<int> device_parents;
+    std::string device_problem;
+    // The user's --gpu-bind / --tres-bind=gres/gpu as srun passed it on
+    // (env::kUserGpuBind, step/user_gpu_bind.hpp); "" when none.
+    std::string gpu_bind;
 };
 
 // GPU indices a node can have: every index read is below this.
@@ -38,6 +48,11 @@ std::vector<int> parse_index_list(const std::string& text, const std::string& va
 
 // Throws ParseError on a malformed SLURM_STEP_GPUS / SLURM_JOB_GPUS.
 StepInputs read_step_inputs(const Getenv& getenv);
+
+// With device_ids: their parent GPUs become `gpus` (the planner plans on
+// GPUs; instances of one GPU share it); a device no GPU of `node` knows sets
+// device_problem and leaves the visible devices to Slurm.
+void resolve_step_devices(const Node& node, StepInputs& in);
 
 // This node's Slurm name as the step's environment gives it: entry `node_id`
 // (the node's position in the step, S_JOB_NODEID) of SLURM_STEP_NODELIST /

@@ -29,6 +29,7 @@ extern "C" {
 #include "step/topology_path.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/fabric/island_sources.hpp"
+#include "topo/fabric/slurm_islands.hpp"
 #include "topo/fabric/step_islands.hpp"
 #include "topo/sources/source_merge.hpp"
 #include "topo/sources/topology_loader.hpp"
@@ -50,7 +51,8 @@ struct StepdState {
     std::string problem;                  // why this step runs unbound ("" when fine)
     double plan_us = 0;                   // time user_init spent (read + plan)
     int local_tasks = 0;
-    std::optional<IslandMap> islands;     // islands= (mode island), loaded once per node
+    std::optional<IslandMap> islands;     // islands= and/or Slurm's topology (mode island), loaded once per node
+    std::string islands_from;             // the island sources, for verbose
     std::string islands_problem;          // why there are no island variables ("" when fine)
 };
 
@@ -69,6 +71,11 @@ std::string host_name() {
 
 step::Getenv job_env(spank_t sp) {
     return [sp](const std::string& n) { return job_getenv(sp, n.c_str()); };
+}
+
+std::optional<std::string> process_getenv(const std::string& name) {
+    const char* v = std::getenv(name.c_str());
+    return v ? std::optional<std::string>(v) : std::nullopt;
 }
 
 double micros_since(std::chrono::steady_clock::time_point t0) {
@@ -164,9 +171,11 @@ void plan_node(spank_t sp, StepdState& st) {
         return;
     }
     const PluginConfig& c = shared().config;
-    if (st.effective.mode == Mode::Island && !c.islands.empty()) {
-        try {
-            st.islands = load_islands(c.islands);
+    if (st.effective.mode == Mode::Island) {
+        try {  // islands= and/or Slurm's own topology (topo/fabric/slurm_islands.hpp)
+            StepIslandMap m = load_step_islands(c.islands, slurm_config_dir(process_getenv));
+            if (m.sources != "none") st.islands = std::move(m.map);
+            st.islands_from = m.sources;
         } catch (const std::exception& e) {
             st.islands_problem = e.what();
         }
@@ -198,6 +207,17 @@ void add_islands(spank_t sp, const StepdState& st, int task, step::TaskAction& a
     if (strict) fail_task();
 }
 
+// Once per node (global task 0 / local task 0): a step without GPUs here, and
+// devices named by UUID that the topology does not know.
+void say_step_notes(spank_t sp, const StepdState& st, int task) {
+    const step::StepInputs& in = st.binding->inputs();
+    uint32_t global_task = 1;
+    if (spank_get_item(sp, S_TASK_GLOBAL_ID, &global_task) != ESPANK_SUCCESS) global_task = 1;
+    if (global_task == 0 && in.gpus.empty() && in.device_ids.empty())
+        say(st.node_name + ": the step has no GPUs here: CPUs and memory bound only");
+    if (task == 0 && !in.device_problem.empty()) say(st.node_name + ": " + in.device_problem);
+}
+
 // task_init for a step whose binding could not be made.
 void report_problem(const StepdState& st, int task) {
     if (task == 0) {
@@ -220,12 +240,14 @@ void bind_task(spank_t sp, const StepdState& st, int task) {
     step::TaskAction a = b.task(task, job_env(sp));
     add_islands(sp, st, task, a);
     for (const auto& v : a.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
+    say_step_notes(sp, st, task);
     const std::string apply_error = step::apply_task(a);
     const std::string failure = step::binding_failure(a, apply_error);
     const std::string why = apply_error.empty() ? a.skip_reason : failure;
     const bool failed = !failure.empty();
     const bool strict = st.effective.strict;
     if (st.effective.verbose) {
+        if (task == 0 && st.islands) say(st.node_name + ": islands from " + st.islands_from);
         for (const auto& n : a.notes) say(n);
         std::string line = a.verbose_line;
         if (why != a.skip_reason) line += " (" + why + ")";

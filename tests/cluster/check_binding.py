@@ -94,7 +94,9 @@ def main():
                 "GPUTOPO_CPUS": want["cpus"],
                 "GPUTOPO_MEMS": want["mems"] if isinstance(want["mems"], str) else ",".join(map(str, want["mems"])),
                 "GPUTOPO_NIC": ",".join(want["nics"]),
-                "GPUTOPO_ISLAND": str(want["island"]),
+                # Cross-node islands (Slurm's topology.conf or islands=, mode island) replace the
+                # intra-node island id; t_islands.sh checks those.
+                "GPUTOPO_ISLAND": None if "GPUTOPO_NUM_ISLANDS" in t else str(want["island"]),
                 "NCCL_IB_HCA": "=" + ",".join(plan["node_nics"]),
                 "UCX_NET_DEVICES": "%s:%d" % (want["nics"][0], nic_port(topo, want["nics"][0])) if want["nics"] else None,
                 "CUDA_DEVICE_ORDER": "PCI_BUS_ID",

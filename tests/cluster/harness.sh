@@ -41,8 +41,20 @@
 # $GPUTOPO_EXTRA_SLURM_CONF (text), are appended to slurm.conf. In both, @CLUSTER_DIR@,
 # @BUILD@ and @SRC@ are replaced by the run dir, the absolute build dir and the source tree.
 # JobSubmitPlugins=lua with etc/job_submit.lua copied beside slurm.conf; JobRequeue=1.
+# $GPUTOPO_FAKE_GPUS_CONF (text, same substitutions) becomes fake_gpus.conf beside slurm.conf:
+# Slurm's gres/gpu then takes those GPUs (with their unique ids: CUDA_VISIBLE_DEVICES holds
+# UUIDs, as with AutoDetect=nvml) instead of detecting (Slurm 22.05 gres_gpu.c
+# _get_system_gpu_list_fake; not shipped in configless mode).
 # Logs: $CLUSTER_DIR/log/{slurmctld,slurmd-nN,munged}.log (printed by cluster_dump_logs).
 # Two runs in parallel do not clash: own dir, own munged socket and key, own ports.
+#
+# Configless mode (GPUTOPO_CLUSTER_CONFIGLESS=1 before cluster_start): slurmctld runs with
+# SlurmctldParameters=enable_configless and every slurmd with --conf-server and no config
+# file (no -f, no SLURM_CONF): each fetches slurm.conf, gres.conf, topology.conf and
+# plugstack.conf into its own $CLUSTER_DIR/spool/<node>/conf-cache. The plugin line lives
+# in plugstack.conf itself (beside slurm.conf, no PlugStackConfig=), the configless way;
+# plugstack_set/plugstack_set_line then push the new file with `scontrol reconfigure` and
+# wait until every node's conf-cache has it. Exported: CLUSTER_CONFIGLESS=1.
 
 _harness_src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
@@ -116,6 +128,21 @@ node_topology() {
 
 plugstack_set_line() {
     printf '%s\n' "$1" > "$CLUSTER_DIR/etc/plugstack.conf.tmp" && mv -f "$CLUSTER_DIR/etc/plugstack.conf.tmp" "$CLUSTER_DIR/etc/plugstack.conf"
+    [ "${CLUSTER_CONFIGLESS:-0}" = 1 ] || return 0
+    # Configless: the nodes see the new file only once slurmctld pushes it.
+    cmp -s "$CLUSTER_DIR/etc/plugstack.conf" "$CLUSTER_DIR/etc/plugstack.conf.pushed" && return 0
+    scontrol reconfigure >/dev/null 2>&1 || { echo "harness: scontrol reconfigure failed" >&2; return 1; }
+    local i n ok
+    for i in $(seq 1 150); do
+        ok=1
+        for n in $CLUSTER_NODES; do
+            cmp -s "$CLUSTER_DIR/etc/plugstack.conf" "$CLUSTER_DIR/spool/$n/conf-cache/plugstack.conf" || ok=0
+        done
+        [ "$ok" = 1 ] && { cp "$CLUSTER_DIR/etc/plugstack.conf" "$CLUSTER_DIR/etc/plugstack.conf.pushed"; return 0; }
+        sleep 0.2
+    done
+    echo "harness: the nodes' conf-cache did not get the new plugstack.conf" >&2
+    return 1
 }
 
 plugstack_set() {
@@ -228,7 +255,7 @@ GresTypes=gpu
 TopologyPlugin=topology/tree
 JobRequeue=1
 JobSubmitPlugins=lua
-PlugStackConfig=$d/etc/plugstack.conf
+$([ "${CLUSTER_CONFIGLESS:-0}" = 1 ] && echo SlurmctldParameters=enable_configless || echo "PlugStackConfig=$d/etc/plugstack.conf")
 MpiDefault=none
 SwitchType=switch/none
 ReturnToService=2
@@ -268,6 +295,9 @@ SwitchName=leaf2 Nodes=n[3-4]
 SwitchName=spine Switches=leaf[1-2]
 EOF
     cp "$_harness_src/etc/job_submit.lua" "$d/etc/job_submit.lua"
+    if [ -n "${GPUTOPO_FAKE_GPUS_CONF:-}" ]; then
+        printf '%s\n' "$GPUTOPO_FAKE_GPUS_CONF" | _harness_subst > "$d/etc/fake_gpus.conf"
+    fi
 }
 
 _harness_devices() {
@@ -313,6 +343,8 @@ cluster_start() {
     [ -f "$CLUSTER_PLUGIN" ] || { echo "harness: $CLUSTER_PLUGIN is missing (make all)" >&2; return 1; }
     CLUSTER_SRC=$_harness_src
     CLUSTER_NODES="n1 n2 n3 n4"
+    CLUSTER_CONFIGLESS=${GPUTOPO_CLUSTER_CONFIGLESS:-0}
+    export CLUSTER_CONFIGLESS
     CLUSTER_DIR=$(mktemp -d /tmp/gputopo-cluster.XXXXXX) || return 1
     chmod 0755 "$CLUSTER_DIR"
     export CLUSTER_DIR CLUSTER_BUILD CLUSTER_PLUGIN CLUSTER_SRC CLUSTER_NODES
@@ -330,12 +362,22 @@ cluster_start() {
     CLUSTER_CTLD_PORT=$base
     export CLUSTER_CTLD_PORT
     _harness_write_conf "$base"
-    plugstack_default
+    CLUSTER_CONFIGLESS=0 plugstack_default  # nodes fetch it at start in configless mode
     slurmctld -f "$SLURM_CONF" -i ||
         { flock -u "$_harness_lock"; echo "harness: slurmctld failed" >&2; cluster_dump_logs; return 1; }
     for n in $CLUSTER_NODES; do
-        slurmd -f "$SLURM_CONF" -N "$n" ||
-            { flock -u "$_harness_lock"; echo "harness: slurmd $n failed" >&2; cluster_dump_logs; return 1; }
+        if [ "$CLUSTER_CONFIGLESS" = 1 ]; then
+            # No config file for slurmd: everything comes from slurmctld. Before it
+            # has slurm.conf, slurmd authenticates through munge's default socket:
+            # in a mount namespace of its own, /run/munge shows this run's socket.
+            mkdir -p /run/munge "$CLUSTER_DIR/munge-default" &&
+            ln -sf "$CLUSTER_DIR/munge/munge.socket" "$CLUSTER_DIR/munge-default/munge.socket.2" &&
+            env -u SLURM_CONF unshare -m --propagation private sh -c \
+                'mount --bind "$1" /run/munge && exec slurmd --conf-server "$2" -N "$3"' \
+                sh "$CLUSTER_DIR/munge-default" "127.0.0.1:$base" "$n"
+        else
+            slurmd -f "$SLURM_CONF" -N "$n"
+        fi || { flock -u "$_harness_lock"; echo "harness: slurmd $n failed" >&2; cluster_dump_logs; return 1; }
     done
     for i in $(seq 1 150); do
         state=$(sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | awk '$2 == "idle"' | wc -l)
@@ -344,6 +386,7 @@ cluster_start() {
     done
     flock -u "$_harness_lock"
     exec {_harness_lock}>&-
+    cp "$CLUSTER_DIR/etc/plugstack.conf" "$CLUSTER_DIR/etc/plugstack.conf.pushed"
     if [ "${state:-0}" -lt 4 ]; then
         echo "harness: nodes did not become idle:" >&2
         sinfo -N >&2 2>&1

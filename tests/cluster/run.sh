@@ -3,6 +3,7 @@
 # tests/cluster/t_*.sh in sorted order against it, stops it.
 #   tests/cluster/run.sh [BUILD]        (default: build)
 #   GPUTOPO_CLUSTER_TESTS="t_plugin_env.sh ..."  run only these
+#   GPUTOPO_CLUSTER_CONFIGLESS=1       configless cluster (harness.sh: slurmd --conf-server)
 # Each test prints "# plan N" first, then "ok - NAME" / "not ok - NAME" lines.
 # A script that prints fewer results than its plan (it died, skipped a case, or
 # did not start) gets one "not ok" line per missing case; one without a plan
@@ -22,7 +23,7 @@ if ! cluster_start "$build"; then
     echo "not ok - cluster harness: the local cluster did not start"
     exit 1
 fi
-echo "# cluster in $CLUSTER_DIR (slurmctld port $CLUSTER_CTLD_PORT)"
+echo "# cluster in $CLUSTER_DIR (slurmctld port $CLUSTER_CTLD_PORT$([ "$CLUSTER_CONFIGLESS" = 1 ] && echo ', configless'))"
 
 status=0
 tests=${GPUTOPO_CLUSTER_TESTS:-$(cd "$here" && ls t_*.sh 2>/dev/null | sort)}

@@ -2,7 +2,9 @@
 # End-to-end: islands across nodes on the local cluster (leaf1=n[1-2],
 # leaf2=n[3-4] in topology.conf). Every task's GPUTOPO_ISLAND, _ISLAND_RANK,
 # _ISLAND_SIZE, _NUM_ISLANDS and GPUTOPO_RANK against the island map written
-# here by hand; gputopo.conf overriding topology.conf; nodes no file names;
+# here by hand; gputopo.conf overriding topology.conf; islands= adding to Slurm's
+# topology.conf; no islands= at all (Slurm's own topology.conf, from the conf-cache
+# in configless mode);
 # a broken islands file; the job_submit.lua switch count.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,7 +22,7 @@ probe='echo "ISL ${SLURMD_NODENAME} ${GPUTOPO_ISLAND:-unset} ${GPUTOPO_ISLAND_RA
 run_islands() {
     local name=$1 conf=$2
     shift 3
-    plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml islands=$conf"
+    plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml${conf:+ islands=$conf}"
     if ! timeout 120 srun "$@" bash -c "$probe" > "$out" 2> "$out.err"; then
         tap_not_ok "$name" "srun $* failed: $(tail -n 3 "$out.err")"
         return 1
@@ -82,13 +84,31 @@ n2 rackB 4 2 4,5 0,1
 n3 rackA 4 2 2,3 2,3
 n4 rackB 4 2 6,7 2,3"
 
-# Nodes no file names are islands of their own, named after the node.
-name="islands: nodes with no island information are islands of their own"
+# islands= adds to Slurm's own topology.conf (no TopologyConf= in it): pod1 from
+# gputopo.conf, leaf2 from the topology.conf beside slurm.conf.
+name="islands: islands= adds to Slurm's topology.conf: pod1 from gputopo.conf, leaf2 from Slurm's"
 run_islands "$name" "$etc/gputopo-partial.conf" -- -N4 -n8 --ntasks-per-node=2 --gpus-per-node=2 --gpu-topo=island &&
-    expect "$name" "n1 pod1 4 3 0,1 0,1
-n2 pod1 4 3 2,3 2,3
-n3 n3 2 3 4,5 0,1
-n4 n4 2 3 6,7 0,1"
+    expect "$name" "n1 pod1 4 2 0,1 0,1
+n2 pod1 4 2 2,3 2,3
+n3 leaf2 4 2 4,5 0,1
+n4 leaf2 4 2 6,7 2,3"
+
+# Zero configuration: no islands= at all; the islands are the leaf switches of the
+# topology.conf that the running Slurm reads (SLURM_CONF of slurmd/slurmstepd).
+name="islands: no islands= argument: islands are the leaf switches of Slurm's own topology.conf"
+run_islands "$name" "" -- -N4 -n8 --ntasks-per-node=2 --gpus-per-node=2 --gpu-topo=island,verbose &&
+    # Configless: the copy slurmd fetched into its conf-cache (SLURM_CONF of slurmstepd).
+    want_dir=$CLUSTER_DIR/etc
+    [ "${CLUSTER_CONFIGLESS:-0}" = 1 ] && want_dir=$CLUSTER_DIR/spool/n1/conf-cache
+    if grep -q "^gputopo: n1: islands from Slurm's $want_dir/topology.conf" "$out.err" &&
+       grep -q '^gputopo: n3 task 0: .* xisland=leaf2 .*(topology.conf tree)' "$out.err"; then
+        expect "$name" "n1 leaf1 4 2 0,1 0,1
+n2 leaf1 4 2 2,3 2,3
+n3 leaf2 4 2 4,5 0,1
+n4 leaf2 4 2 6,7 2,3"
+    else
+        tap_not_ok "$name" "no 'islands from Slurm's' / 'topology.conf tree' in: $(head -n 4 "$out.err")"
+    fi
 
 # verbose shows the mapping.
 name="islands: verbose shows island, island rank and global rank per task"
@@ -109,6 +129,17 @@ run_islands "$name" "$etc/gputopo-bad.conf" -- -N2 -n2 --ntasks-per-node=1 --gpu
         tap_ok "$name"
     else
         tap_not_ok "$name" "stderr: $(head -n 4 "$out.err")" "table: $(cat "$out.table")"
+    fi
+
+# An islands= file missing on the node (configless clusters do not ship it): one warning
+# naming the file, the job runs.
+name="islands: an islands= file absent on the node gives one warning naming it; the job runs"
+run_islands "$name" "$etc/not-shipped-gputopo.conf" -- -N2 -n2 --ntasks-per-node=1 --gpus-per-node=1 --gpu-topo=island &&
+    if [ "$(grep -c "cannot read gputopo.conf '$etc/not-shipped-gputopo.conf'" "$out.err")" = 2 ] &&
+       [ "$(grep -c '^ISL' "$out")" = 2 ]; then
+        tap_ok "$name"
+    else
+        tap_not_ok "$name" "stderr: $(head -n 4 "$out.err")"
     fi
 
 # Mode closest: no cross-node island variables even with islands=.

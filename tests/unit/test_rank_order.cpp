@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -379,7 +380,8 @@ TEST_CASE("rankorder: launcher --rank-order=island sets RANK from GPUTOPO_RANK o
     auto with_plugin = base;
     with_plugin["GPUTOPO_RANK"] = "6";
     CHECK(island_rank(opt, "n3", 0, env_of(with_plugin)).rank == "6");
-    // No plugin, no file: RANK stays, with a note.
+    // No plugin, no file, no Slurm topology: RANK stays, with a note.
+    base["SLURM_CONF"] = "/nonexistent/slurm.conf";
     IslandRankOutcome none = island_rank(opt, "n3", 0, env_of(base));
     CHECK(none.rank.empty());
     CHECK(none.note.find("RANK stays SLURM_PROCID") != std::string::npos);
@@ -396,6 +398,21 @@ TEST_CASE("rankorder: launcher --rank-order=island sets RANK from GPUTOPO_RANK o
     CHECK(r.rank == "3");
     REQUIRE(r.env.size() == 5);
     CHECK(r.env[0].value == "rackA");
+    // Zero-config: Slurm's topology.conf next to SLURM_CONF gives the same islands as the file above.
+    opt.islands.clear();
+    char dir[] = "/tmp/gputopo-slurmconf-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string topo = std::string(dir) + "/topology.conf";
+    {
+        std::ofstream(topo) << "SwitchName=leaf1 Nodes=n[1,3]\nSwitchName=leaf2 Nodes=n[2,4]\n";
+    }
+    auto with_slurm = base;
+    with_slurm["SLURM_CONF"] = std::string(dir) + "/slurm.conf";
+    IslandRankOutcome slurm = island_rank(opt, "n3", 1, env_of(with_slurm));
+    unlink(topo.c_str());
+    rmdir(dir);
+    CHECK(slurm.rank == r.rank);
+    CHECK(slurm.note.find("topology.conf") != std::string::npos);
     // apply_island_rank replaces RANK, keeping the user-wins rule.
     std::vector<EnvVar> wanted{{"RANK", "4", true}, {"LOCAL_RANK", "1", true}};
     apply_island_rank(wanted, r.rank);

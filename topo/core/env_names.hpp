@@ -17,6 +17,10 @@ inline constexpr const char* kIslandSize = "GPUTOPO_ISLAND_SIZE";
 inline constexpr const char* kNumIslands = "GPUTOPO_NUM_ISLANDS";
 inline constexpr const char* kRank = "GPUTOPO_RANK";            // island-ordered global rank
 
+// The user's --gpu-bind, passed from srun (local context) to the step in
+// srun's environment, which srun hands to the tasks (step/user_gpu_bind.hpp).
+inline constexpr const char* kUserGpuBind = "GPUTOPO_GPU_BIND";
+
 // Third-party variables gputopo sets (never overwriting a user's value).
 inline constexpr const char* kCudaVisibleDevices = "CUDA_VISIBLE_DEVICES";
 inline constexpr const char* kCudaDeviceOrder = "CUDA_DEVICE_ORDER";

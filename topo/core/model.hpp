@@ -60,6 +60,7 @@ struct Gpu {
     CpuSet local_cpus;         // empty when unknown
     std::vector<std::string> os_names;  // "nvml0", "cuda0", "rsmi0", "card1", "renderD128", ...
     std::string uuid;
+    std::vector<std::string> mig_uuids;  // "MIG-..." of its MIG instances (NVML), in NVML's order
     uint64_t memory_bytes = 0;
     // Multi-node NVLink (NVML fabric info): GPUs with the same cluster uuid and
     // clique id share NVLink across nodes (an NVL72 rack).

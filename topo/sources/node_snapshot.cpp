@@ -1,5 +1,6 @@
 #include "topo/sources/node_snapshot.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -172,6 +173,8 @@ std::string write_node_snapshot(const Node& n) {
                         << cpus(g.local_cpus) << esc_list(g.os_names) << esc(g.uuid)
                         << static_cast<unsigned long long>(g.memory_bytes) << esc(g.fabric_cluster_uuid)
                         << g.fabric_clique);
+    for (const auto& g : n.gpus)  // MIG instances (NVML), a record of their own: only when there are some
+        if (!g.mig_uuids.empty()) put(Line("mig") << g.index << esc_list(g.mig_uuids));
     for (const auto& x : n.nics) {
         put(Line("nic") << esc(x.name) << esc_list(x.netdevs) << addr(x.pci) << x.pci_object << x.numa
                         << cpus(x.local_cpus) << static_cast<int>(x.rdma) << static_cast<int>(x.storage)
@@ -294,6 +297,12 @@ bool read_record(Node& n, const Record& r) {
         r.need(5);
         if (n.nics.empty()) throw r.bad("port before any nic");
         n.nics.back().ports.push_back({r.I(1), unesc(r.f[2]), unesc(r.f[3]), std::stod(r.f[4]), r.I(5)});
+    } else if (tag == "mig") {
+        r.need(2);
+        int index = r.I(1);
+        auto it = std::find_if(n.gpus.begin(), n.gpus.end(), [&](const Gpu& g) { return g.index == index; });
+        if (it == n.gpus.end()) throw r.bad("line " + std::to_string(r.lineno) + ": mig record for unknown GPU");
+        it->mig_uuids = unesc_list(r.f[2]);
     } else if (tag == "link") {
         n.links.push_back(read_link(r));
     } else if (tag == "warning") {

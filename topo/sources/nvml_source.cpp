@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -69,6 +70,8 @@ struct Api {
     nvmlDeviceGetName_fn name = nullptr;
     nvmlDeviceGetUUID_fn uuid = nullptr;
     nvmlDeviceGetMemoryInfo_fn memory = nullptr;
+    nvmlDeviceGetMaxMigDeviceCount_fn mig_count = nullptr;
+    nvmlDeviceGetMigDeviceHandleByIndex_fn mig_handle = nullptr;
     nvmlDeviceGetCpuAffinity_fn cpu_affinity = nullptr;
     nvmlDeviceGetNvLinkState_fn link_state = nullptr;
     nvmlDeviceGetNvLinkRemotePciInfo_v2_fn link_remote_pci = nullptr;
@@ -93,6 +96,8 @@ struct Api {
           name(lib.get<nvmlDeviceGetName_fn>("nvmlDeviceGetName")),
           uuid(lib.get<nvmlDeviceGetUUID_fn>("nvmlDeviceGetUUID")),
           memory(lib.get<nvmlDeviceGetMemoryInfo_fn>("nvmlDeviceGetMemoryInfo")),
+          mig_count(lib.get<nvmlDeviceGetMaxMigDeviceCount_fn>("nvmlDeviceGetMaxMigDeviceCount")),
+          mig_handle(lib.get<nvmlDeviceGetMigDeviceHandleByIndex_fn>("nvmlDeviceGetMigDeviceHandleByIndex")),
           cpu_affinity(lib.get<nvmlDeviceGetCpuAffinity_fn>("nvmlDeviceGetCpuAffinity")),
           link_state(lib.get<nvmlDeviceGetNvLinkState_fn>("nvmlDeviceGetNvLinkState")),
           link_remote_pci(lib.get<nvmlDeviceGetNvLinkRemotePciInfo_v2_fn>("nvmlDeviceGetNvLinkRemotePciInfo_v2")),
@@ -259,6 +264,21 @@ void read_health(const Api& api, nvmlDevice_t dev, NvmlGpuInfo& g) {
 
 constexpr unsigned kAffinityWords = 128;  // 8192 CPUs
 
+// The UUIDs of the GPU's MIG instances: slots 0..max-1 that hold one (an
+// empty slot answers NVML_ERROR_NOT_FOUND). MIG off or unsupported: none.
+void read_mig(const Api& api, nvmlDevice_t dev, NvmlGpuInfo& g) {
+    if (!api.mig_count || !api.mig_handle || !api.uuid) return;
+    unsigned max = 0;
+    if (api.mig_count(dev, &max) != NVML_SUCCESS) return;
+    const unsigned kMaxSlots = 64;  // A100/H100: 7; bounded whatever the driver says
+    for (unsigned i = 0; i < std::min(max, kMaxSlots); ++i) {
+        nvmlDevice_t mig = nullptr;
+        if (api.mig_handle(dev, i, &mig) != NVML_SUCCESS) continue;
+        char buf[GPUTOPO_NVML_DEVICE_UUID_BUFFER_SIZE] = {};
+        if (api.uuid(mig, buf, sizeof buf) == NVML_SUCCESS) g.mig_uuids.push_back(fixed_string(buf, sizeof buf));
+    }
+}
+
 void read_device(const Api& api, unsigned index, NvmlSnapshot& snap) {
     nvmlDevice_t dev = nullptr;
     nvmlReturn_t rc = api.handle(index, &dev);
@@ -308,6 +328,7 @@ void read_device(const Api& api, unsigned index, NvmlSnapshot& snap) {
                     if (words[w] & (1UL << b)) g.cpus.set(static_cast<int>(w) * bits + b);
         }
     }
+    read_mig(api, dev, g);
     read_links(api, dev, g);
     read_fabric(api, dev, g);
     read_health(api, dev, g);

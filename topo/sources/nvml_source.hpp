@@ -50,6 +50,7 @@ struct NvmlGpuInfo {
     int minor = -1;               // /dev/nvidiaN
     std::string name;
     std::string uuid;
+    std::vector<std::string> mig_uuids;  // UUIDs of its MIG instances (MIG mode on), NVML's order
     uint64_t memory_bytes = 0;
     CpuSet cpus;                  // CPU affinity (NVML's ideal CPUs); empty when unknown
     std::vector<NvmlLinkInfo> links;  // only the links NVML reports (state query succeeded)

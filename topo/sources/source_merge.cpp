@@ -49,6 +49,7 @@ std::vector<int> merge_gpu_identities(Node& node, const NvmlSnapshot& nvml) {
         Gpu& g = node.gpus[static_cast<size_t>(pos[k])];
         if (!ng.name.empty()) g.model = ng.name;
         if (!ng.uuid.empty()) g.uuid = ng.uuid;
+        g.mig_uuids = ng.mig_uuids;
         if (ng.memory_bytes) g.memory_bytes = ng.memory_bytes;
         if (g.local_cpus.empty() && !ng.cpus.empty()) g.local_cpus = ng.cpus;
         if (g.numa < 0 && !ng.cpus.empty()) g.numa = numa_of_cpus(node, ng.cpus);

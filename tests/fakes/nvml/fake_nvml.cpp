@@ -33,6 +33,7 @@ struct FakeGpu {
     unsigned minor = 0;
     std::string name = "NVIDIA Fake GPU";
     std::string uuid;
+    std::vector<std::string> migs;  // MIG instance UUIDs, one per slot from 0 ("mig" lines)
     unsigned long long memory = 0;
     gputopo::CpuSet cpus;
     std::map<unsigned, FakeLink> links;
@@ -167,6 +168,13 @@ bool load_fixture(const std::string& path) {
                 if (next < w.size() && w[next].find('=') == std::string::npos) l.remote = w[next++];
                 apply_counters(l, w, next);
                 for (unsigned i = 0; i < count; ++i) g->links[first + i] = l;
+            } else if (w[0] == "mig" && w.size() == 3) {
+                // mig BUSID UUID: the next MIG slot of that GPU holds instance UUID.
+                FakeGpu* g = nullptr;
+                for (auto& x : st.gpus)
+                    if (x.pci == gputopo::PciAddress::parse(w[1])) g = &x;
+                if (!g) throw std::runtime_error("mig for unknown gpu " + w[1]);
+                g->migs.push_back(w[2]);
             } else if (w[0] == "error" && w.size() >= 3) {
                 st.errors[w[1]][w.size() >= 4 ? w[3] : ""] = static_cast<nvmlReturn_t>(std::stoi(w[2]));
             } else {
@@ -326,7 +334,33 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsi
     return copy_string(g->name, name, length);
 }
 
+// A MIG handle points at its UUID string in FakeGpu::migs.
+const std::string* mig_of(nvmlDevice_t d) {
+    auto* p = reinterpret_cast<const std::string*>(d);
+    for (const auto& g : g_state.gpus)
+        for (const auto& m : g.migs)
+            if (&m == p) return p;
+    return nullptr;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int* count) {
+    DEVICE_OR_FAIL("nvmlDeviceGetMaxMigDeviceCount");
+    if (g->migs.empty()) return NVML_ERROR_NOT_SUPPORTED;
+    *count = 7;  // A100/H100: up to 7 instances
+    return NVML_SUCCESS;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
+                                                             nvmlDevice_t* mig) {
+    DEVICE_OR_FAIL("nvmlDeviceGetMigDeviceHandleByIndex");
+    if (index >= g->migs.size()) return NVML_ERROR_NOT_FOUND;
+    *mig = reinterpret_cast<nvmlDevice_t>(const_cast<std::string*>(&g->migs[index]));
+    return NVML_SUCCESS;
+}
+
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
+    CHECK_INIT();
+    if (const std::string* m = mig_of(device)) return copy_string(*m, uuid, length);
     DEVICE_OR_FAIL("nvmlDeviceGetUUID");
     return copy_string(g->uuid, uuid, length);
 }

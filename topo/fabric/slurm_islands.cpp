@@ -1,0 +1,70 @@
+#include "topo/fabric/slurm_islands.hpp"
+
+#include <sys/stat.h>
+
+#include <vector>
+
+#include "topo/fabric/island_sources.hpp"
+
+#ifndef GPUTOPO_SLURM_CONF_DEFAULT
+#define GPUTOPO_SLURM_CONF_DEFAULT "/etc/slurm/slurm.conf"
+#endif
+
+namespace gputopo {
+
+namespace {
+
+std::string dir_of(const std::string& file) {
+    size_t slash = file.rfind('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : file.substr(0, slash);
+}
+
+bool regular_file(const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool ends_with(const std::string& s, const char* tail) {
+    std::string t(tail);
+    return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
+}
+
+}  // namespace
+
+std::string slurm_config_dir(const std::function<std::optional<std::string>(const std::string&)>& getenv) {
+    if (auto v = getenv("SLURM_CONF"); v && !v->empty()) return dir_of(*v);
+    return dir_of(GPUTOPO_SLURM_CONF_DEFAULT);
+}
+
+std::string slurm_topology_file(const std::string& dir) {
+    if (dir.empty()) return "";
+    for (const char* name : {"/topology.yaml", "/topology.conf"})
+        if (regular_file(dir + name)) return dir + name;
+    return "";
+}
+
+StepIslandMap load_step_islands(const std::string& islands_conf, const std::string& slurm_dir) {
+    StepIslandMap out;
+    std::vector<std::string> named;
+    if (!islands_conf.empty()) {
+        read_island_conf(islands_conf, out.map, &named);
+        out.sources = "gputopo.conf " + islands_conf;
+    }
+    // TopologyConf= in gputopo.conf replaces Slurm's own file.
+    std::string slurm = named.empty() ? slurm_topology_file(slurm_dir) : "";
+    for (const std::string& t : named) read_slurm_topology(t, out.map);
+    if (!named.empty()) out.sources += " (+ its TopologyConf=)";
+    if (!slurm.empty()) {
+        if (ends_with(slurm, ".yaml"))
+            read_slurm_topology_yaml(slurm, out.map);
+        else
+            read_slurm_topology(slurm, out.map);
+        out.sources += (out.sources.empty() ? "Slurm's " : " + Slurm's ") + slurm;
+    }
+    if (out.sources.empty()) out.sources = "none";
+    out.map.seal();
+    return out;
+}
+
+}  // namespace gputopo
