@@ -51,7 +51,6 @@ inline constexpr const char* kTorchelasticMaxRestarts = "TORCHELASTIC_MAX_RESTAR
 inline constexpr const char* kTorchelasticRunId = "TORCHELASTIC_RUN_ID";
 inline constexpr const char* kTorchelasticErrorFile = "TORCHELASTIC_ERROR_FILE";
 inline constexpr const char* kGlooSocketIfname = "GLOO_SOCKET_IFNAME";
-inline constexpr const char* kJaxCoordinatorAddress = "JAX_COORDINATOR_ADDRESS";
 
 // gputopo's own settings, read.
 inline constexpr const char* kNvmlLibrary = "GPUTOPO_NVML_LIBRARY";             // NVML to load (tests: the fake)
