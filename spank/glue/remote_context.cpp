@@ -15,6 +15,7 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -124,11 +125,27 @@ std::string step_node_name(spank_t sp) {
     return step::slurm_node_name(job_env(sp), static_cast<int>(node_id), host_name());
 }
 
+// cache= as configured, or "" when the directory is there but refused
+// (a symbolic link, not root's, writable by others): one line in slurmd's log,
+// and the step reads its topology without the cache instead of running unbound.
+std::string usable_cache_dir(const std::string& dir) {
+    struct stat sb {};
+    if (dir.empty() || (lstat(dir.c_str(), &sb) != 0 && errno == ENOENT)) return dir;  // refresh_cache creates it
+    try {
+        check_cache_dir(dir);
+        return dir;
+    } catch (const std::exception& e) {
+        slurm_error("gputopo: %s; reading the topology without the cache", e.what());
+        return "";
+    }
+}
+
 Node read_topology(const StepdState& st) {
     const PluginConfig& c = shared().config;
+    const std::string cache = usable_cache_dir(c.cache_dir);
     if (!c.topology.empty())
-        return load_topology_via_snapshot(step::expand_path(c.topology, st.node_name, host_name()), c.cache_dir);
-    if (!c.cache_dir.empty()) return load_cached_topology(c.cache_dir, host_name(), live_sources(c));
+        return load_topology_via_snapshot(step::expand_path(c.topology, st.node_name, host_name()), cache);
+    if (!cache.empty()) return load_cached_topology(cache, host_name(), live_sources(c));
     return discover_live(live_sources(c));
 }
 
@@ -278,7 +295,7 @@ int remote_init_post_opt(spank_t sp, int, char**) {
         if (effective_options(sp).mode == Mode::None) return 0;
         const std::string node = trusted_node_name();
         st.root_read_node = load_topology_via_snapshot(step::expand_path(sc.config.topology, node, host_name()),
-                                                       sc.config.cache_dir);
+                                                       usable_cache_dir(sc.config.cache_dir));
         st.root_read_for = node;
     } catch (const std::exception&) {
         // user_init reads the topology itself and reports the problem to the user.

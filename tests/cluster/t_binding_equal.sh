@@ -12,6 +12,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
 cluster_ensure "${1:-build}" || { echo "not ok - binding equal: cluster"; exit 1; }
+tap_plan 15
 L=$CLUSTER_BUILD/gputopo-launch
 w=$CLUSTER_DIR/tmp/binding-equal.$$
 mkdir -p "$w"

@@ -10,6 +10,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
 cluster_ensure "${1:-build}" || { echo "not ok - frameworks: cluster"; exit 1; }
+tap_plan 4
 L=$CLUSTER_BUILD/gputopo-launch
 G=$CLUSTER_BUILD/gputopo
 etc=$CLUSTER_DIR/etc

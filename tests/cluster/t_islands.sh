@@ -9,7 +9,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
-tap_plan 12
+tap_plan 14
 cluster_ensure "${1:-build}" || { echo "not ok - islands: cluster"; exit 1; }
 
 out=$CLUSTER_DIR/tmp/islands.$$

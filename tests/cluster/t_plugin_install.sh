@@ -4,7 +4,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
-tap_plan 3
+tap_plan 7
 cluster_ensure "${1:-build}" || { echo "not ok - plugin install: cluster"; exit 1; }
 fails=0
 result() {

@@ -17,6 +17,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
 cluster_ensure "${1:-build}" || { echo "not ok - slurm binding: cluster"; exit 1; }
+if srun --help 2>&1 | grep -q -- '--tres-bind'; then tap_plan 14; else tap_plan 13; fi
 
 out=$CLUSTER_DIR/tmp/bind.$$
 mkdir -p "$CLUSTER_DIR/tmp"

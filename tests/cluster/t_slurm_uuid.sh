@@ -35,6 +35,7 @@ fake=""
 for i in 0 1 2 3; do fake+="h100|224|0-223|(null)|@CLUSTER_DIR@/dev/n3/nvidia$i|${uuids[$i]}|nvidia_gpu_env"$'\n'; done
 for i in 0 1 2 3 4 5 6 7; do fake+="h100|224|0-223|(null)|@CLUSTER_DIR@/dev/n2/nvidia$i|MIG-0000000$i-1111-2222-3333-444444444444|nvidia_gpu_env"$'\n'; done
 
+tap_plan 4
 # Our own cluster (another configuration than run.sh's).
 unset CLUSTER_DIR
 # fake_gpus.conf is not shipped to configless nodes: this cluster has config files.
