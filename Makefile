@@ -217,7 +217,7 @@ check: deps
 	bash tests/run_tests.sh --build $(BUILD)
 
 # The unit tests include end-to-end runs of the CLI (GPUTOPO_CLI, tests/run_tests.sh).
-unit-tests: $(if $(CLI_SRC),$(CLI))
+unit-tests: $(if $(CLI_SRC),$(CLI)) $(LAUNCHER) $(READERS)
 
 check-unit: unit-tests
 	bash tests/run_tests.sh --build $(BUILD) --unit-only
