@@ -42,9 +42,14 @@ std::string gpu_part_of_tres_bind(const std::string& v) {
     return "";
 }
 
+// The binding the user chose: without "verbose", and "" for per_task[:N],
+// the binding Slurm 23.11+ writes itself for --gpus-per-task
+// (SLURM_TRES_BIND=gres/gpu:per_task:N in sbatch/salloc's environment): that
+// is Slurm's default per-task set, which gputopo orders like any other.
 std::string without_verbose(std::string v) {
     if (v == "verbose") return "";
     if (v.rfind("verbose,", 0) == 0) v = v.substr(8);
+    if (v.rfind("per_task", 0) == 0) return "";
     return v;
 }
 
