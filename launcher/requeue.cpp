@@ -207,6 +207,16 @@ RequeueResult perform_requeue(const std::string& job_id, const RequeueDecision& 
         res.lost_race = true;
         return res;
     }
+    // Slurm 24.11+ may end the job's processes (scontrol among them, it runs
+    // inside the step) before scontrol prints its answer: no output, a failed
+    // status. Whether the job was requeued is then read from Slurm itself.
+    if (out.empty()) {
+        JobInfo after = query_job(job_id);
+        if (after.known && (after.state.find("REQUEUE") != std::string::npos || after.state == "PENDING")) {
+            res.requeued = true;
+            return res;
+        }
+    }
     res.message = "gputopo: scontrol requeue " + job_id + " failed: " + out;
     return res;
 }
