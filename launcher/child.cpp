@@ -17,6 +17,20 @@ const std::vector<int>& forwarded_signals() {
     return s;
 }
 
+sigset_t termination_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    return set;
+}
+
+void shield_from_termination() {
+    sigset_t set = termination_signals();
+    sigprocmask(SIG_BLOCK, &set, nullptr);
+}
+
 Child spawn_child(const std::vector<std::string>& argv, const SpawnOptions& opt) {
     Child c;
     if (argv.empty()) {

@@ -6,6 +6,8 @@
 
 #include <sys/types.h>
 
+#include <signal.h>
+
 #include <string>
 #include <vector>
 
@@ -14,6 +16,16 @@ namespace gputopo::launch {
 
 // The signals the launcher forwards to the program's process group.
 const std::vector<int>& forwarded_signals();
+
+// SIGTERM, SIGINT and SIGHUP: how Slurm (and a user's Ctrl-C) ends a step.
+sigset_t termination_signals();
+
+// Blocks termination_signals() in the launcher for the rest of its life.
+// Once the program has ended, the launcher only classifies, asks Slurm and
+// writes its log, all bounded in time; a requeue ends the step, and the
+// launcher must not die halfway through recording it. Slurm's SIGKILL after
+// KillWait remains the upper bound.
+void shield_from_termination();
 
 struct SpawnOptions {
     bool capture_stderr = true;

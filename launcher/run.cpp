@@ -23,6 +23,7 @@
 #include "launcher/nccl_topo_file.hpp"
 #include "launcher/options.hpp"
 #include "launcher/rank_sources.hpp"
+#include "launcher/child.hpp"
 #include "launcher/requeue.hpp"
 #include "launcher/slurm_ctl.hpp"
 #include "launcher/supervisor.hpp"
@@ -268,7 +269,7 @@ bool apply(const Options& opt, const RankInfo& ri, const Prepared& p, EventLog& 
 // Phase 4: --preflight; true when it failed (then `end` says so).
 bool preflight_failed(const Options& opt, const RankInfo& ri, ChildEnd& end) {
     if (opt.preflight.empty()) return false;
-    CommandResult pr = run_command({"/bin/sh", "-c", opt.preflight}, 300);
+    CommandResult pr = run_command({"/bin/sh", "-c", opt.preflight}, 300, Signals::Default);
     if (pr.status == 0) return false;
     std::string out = pr.output;
     while (!out.empty() && out.back() == '\n') out.pop_back();
@@ -460,6 +461,7 @@ int launcher_main(int argc, char** argv) {
         }
     }
     if (p.binding.exchange) forget_step_gpus(*p.binding.exchange);
+    shield_from_termination();
     read_error_file(error_file, sr, log);
     Classification c = classify_end(opt, ri, sr, log);
     int status = exit_status_of(sr.end);

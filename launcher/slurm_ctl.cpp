@@ -14,9 +14,16 @@
 #include <fstream>
 #include <sstream>
 
+#include "launcher/child.hpp"
+
 namespace gputopo::launch {
 
-CommandResult run_command(const std::vector<std::string>& argv, double timeout_s) {
+CommandResult run_command(const std::vector<std::string>& argv, double timeout_s, Signals sig) {
+    const sigset_t child_mask = [&] {
+        sigset_t m;
+        sigemptyset(&m);
+        return sig == Signals::Shielded ? termination_signals() : m;
+    }();
     CommandResult r;
     if (argv.empty()) return r;
     int fds[2];
@@ -31,9 +38,10 @@ CommandResult run_command(const std::vector<std::string>& argv, double timeout_s
         return r;
     }
     if (pid == 0) {
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
+        struct sigaction dfl {};
+        dfl.sa_handler = SIG_DFL;
+        for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaction(s, &dfl, nullptr);
+        sigprocmask(SIG_SETMASK, &child_mask, nullptr);
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0) dup2(devnull, 0);
         dup2(fds[1], 1);

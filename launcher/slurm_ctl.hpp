@@ -12,8 +12,18 @@ struct CommandResult {
     std::string output;   // stdout and stderr together
 };
 
+// What a command run by the launcher does with the signals Slurm sends a
+// step that ends (SIGTERM, SIGINT, SIGHUP).
+enum class Signals {
+    Default,   // they end it (the user's --preflight command)
+    Shielded,  // blocked: a Slurm query or RPC (scontrol requeue among them)
+               // finishes even when its own request makes Slurm end the step;
+               // its timeout (and Slurm's SIGKILL after KillWait) bound it
+};
+
 // Runs argv[0] (PATH lookup) with stdin from /dev/null; kills it after timeout_s.
-CommandResult run_command(const std::vector<std::string>& argv, double timeout_s);
+CommandResult run_command(const std::vector<std::string>& argv, double timeout_s, Signals sig = Signals::Shielded);
+
 
 // "2026-11-30T08:10:00" in local time -> unix seconds; -1 for Unknown/None/bad.
 double parse_slurm_time(const std::string& text);

@@ -409,7 +409,13 @@ SuperviseResult Loop::run() {
         drain_signals(sfd);
         close(sfd);
     }
-    sigprocmask(SIG_SETMASK, &old, nullptr);
+    // The program has ended. A SIGTERM from here on (the step ending, a
+    // requeue this launcher asks for) stays pending instead of cutting the
+    // classification and the requeue short (shield_from_termination()).
+    sigset_t term = termination_signals();
+    sigset_t keep;
+    sigorset(&keep, &old, &term);
+    sigprocmask(SIG_SETMASK, &keep, nullptr);
     res_.end.stderr_tail = tail_.size() > opt_.stderr_tail_bytes ? tail_.substr(tail_.size() - opt_.stderr_tail_bytes) : tail_;
     return res_;
 }

@@ -117,3 +117,15 @@ TEST_CASE("slurm.conf values: ProctrackType decides whether Slurm signals every 
     CHECK_FALSE(proctrack_signals_all("proctrack/pgid"));
     CHECK_FALSE(proctrack_signals_all(""));
 }
+
+TEST_CASE("control commands finish when Slurm ends the step; the user's preflight does not", "[launcher]") {
+    // Slurm 24.11 ends the step's processes while `scontrol requeue` (run
+    // inside the step) waits for its answer: the RPC must not die with them.
+    const std::vector<std::string> cmd = {"/bin/sh", "-c", "kill -TERM $$; kill -INT $$; kill -HUP $$; echo answered"};
+    CommandResult shielded = run_command(cmd, 10);
+    CHECK(shielded.status == 0);
+    CHECK(shielded.output == "answered\n");
+    CommandResult plain = run_command(cmd, 10, Signals::Default);
+    CHECK(plain.status == -1);
+    CHECK(plain.output.empty());
+}

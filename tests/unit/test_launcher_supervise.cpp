@@ -247,3 +247,19 @@ TEST_CASE("supervise: a program that dies of SIGTERM before the launcher's own S
     CHECK(r.end.term_signal == SIGTERM);
     CHECK(r.end.got_term);
 }
+
+TEST_CASE("supervise: once the program has ended, SIGTERM is held, so a requeue is recorded before the step ends", "[launcher]") {
+    sigset_t before;
+    sigprocmask(SIG_SETMASK, nullptr, &before);
+    sigset_t unblock = termination_signals();
+    sigprocmask(SIG_UNBLOCK, &unblock, nullptr);
+    SuperviseResult r = supervise(base({"/bin/true"}), SuperviseContext{});
+    sigset_t after;
+    sigprocmask(SIG_SETMASK, nullptr, &after);
+    sigprocmask(SIG_SETMASK, &before, nullptr);
+    REQUIRE(r.started);
+    CHECK(sigismember(&after, SIGTERM) == 1);
+    CHECK(sigismember(&after, SIGINT) == 1);
+    CHECK(sigismember(&after, SIGHUP) == 1);
+    CHECK(sigismember(&after, SIGUSR1) == sigismember(&before, SIGUSR1));
+}
