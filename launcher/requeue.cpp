@@ -195,7 +195,9 @@ RequeueResult perform_requeue(const std::string& job_id, const RequeueDecision& 
         if (u.status != 0)
             res.message = "gputopo: could not record the node to exclude in the job's Comment (" + u.output + ")";
     }
-    CommandResult r = run_command({"scontrol", "requeue", job_id}, 15);
+    // Large sites raise MessageTimeout (30-60 s); a controller that slow still
+    // requeues, so the launcher waits as long as such a controller may take.
+    CommandResult r = run_command({"scontrol", "requeue", job_id}, 60);
     if (r.status == 0) {
         res.requeued = true;
         return res;
@@ -207,9 +209,8 @@ RequeueResult perform_requeue(const std::string& job_id, const RequeueDecision& 
         res.lost_race = true;
         return res;
     }
-    // Slurm 24.11+ may end the job's processes (scontrol among them, it runs
-    // inside the step) before scontrol prints its answer: no output, a failed
-    // status. Whether the job was requeued is then read from Slurm itself.
+    // No answer (scontrol timed out or was killed): the request may still have
+    // reached slurmctld. Whether the job was requeued is then read from Slurm.
     if (out.empty()) {
         JobInfo after = query_job(job_id);
         if (after.known && (after.state.find("REQUEUE") != std::string::npos || after.state == "PENDING")) {

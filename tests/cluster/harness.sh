@@ -17,6 +17,8 @@
 #   plugstack_default     back to `topology=$CLUSTER_DIR/topo/%n.xml`.
 #   node_topology NODE    the topology file node NODE uses (for `gputopo plan --topology`).
 #   wait_job_state JOBID STATE [SECONDS]   poll squeue/scontrol until the job reaches STATE.
+#   job_field JOBID FIELD  the job's FIELD from `scontrol show job -o` (the job's own, not
+#                         one its name poses as, nor Slurm 26.05's SubmitLine copy of it).
 #   tap_ok NAME / tap_not_ok NAME [WHY] / tap_check NAME CMD...   print "ok - NAME" / "not ok - NAME".
 #   tap_plan N            first line of every t_*.sh: "# plan N", the cases it runs; run.sh
 #                         counts every case missing from that (a script that died, skipped a
@@ -199,6 +201,11 @@ with_timeout() {
     local secs=$1
     shift
     timeout --kill-after=5 "$secs" "$@"
+}
+
+job_field() {
+    # A job's own fields come after its name; SubmitLine (26.05) repeats the name at the end.
+    scontrol show job -o "$1" 2>/dev/null | sed 's/ SubmitLine=.*//' | grep -o " $2=[^ ]*" | tail -n 1 | cut -d= -f2-
 }
 
 wait_job_state() {

@@ -26,16 +26,6 @@ cluster_ensure "${1:-build}" || { echo "not ok - launcher hooks: cluster"; exit 
 L=$CLUSTER_BUILD/gputopo-launch
 w=$CLUSTER_DIR/tmp/launcher-hooks.$$
 mkdir -p "$w"
-# The last match: a job's own fields come after its name.
-field() { scontrol show job -o "$1" 2>/dev/null | grep -o " $2=[^ ]*" | tail -n 1 | cut -d= -f2-; }
-wait_file_lines() {  # FILE N SECONDS
-    local i
-    for i in $(seq 1 $(($3 * 10))); do
-        [ -f "$1" ] && [ "$(cat "$1" 2>/dev/null | wc -l)" -ge "$2" ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
 wait_grep() {  # PATTERN SECONDS FILES...
     local pat=$1 secs=$2 i
     shift 2
@@ -108,7 +98,13 @@ wait_file_lines "$w/ranks-sig" 4 20
 wait_grep '"event": "hook_end"' 20 "$w"/log-ranks/*.jsonl
 n_cmd=$(grep -c '^cmd' "$w/ranks-cmd" 2>/dev/null)
 n_sig=$(sort -u "$w/ranks-sig" 2>/dev/null | wc -l)
-n_start=$(cat "$w"/log-ranks/*.jsonl 2>/dev/null | grep -c '"event": "hook_start"')
+# Each launcher logs hook_start after it has signalled its program, which may
+# already have written its line: give the 4 logs up to 10 s.
+for i in $(seq 1 50); do
+    n_start=$(cat "$w"/log-ranks/*.jsonl 2>/dev/null | grep -c '"event": "hook_start"')
+    [ "$n_start" -ge 4 ] && break
+    sleep 0.2
+done
 if [ "$n_cmd" = 1 ] && grep -qx 'cmd rank 0' "$w/ranks-cmd" && [ "$n_sig" = 4 ] && [ "$n_start" = 4 ]; then
     tap_ok "launcher: one trigger on 4 ranks -> command hook once (rank 0), checkpoint signal to all 4 programs"
 else
@@ -183,7 +179,7 @@ fi
 
 # --- 1
 wait_job_state "$jt" TIMEOUT 120 >/dev/null
-end_epoch=$(date -d "$(field "$jt" EndTime)" +%s 2>/dev/null)
+end_epoch=$(date -d "$(job_field "$jt" EndTime)" +%s 2>/dev/null)
 start_t=$(awk '/^start pre_timeout/ {print $3}' "$w/ckpt" 2>/dev/null | head -n 1)
 end_t=$(awk '/^end/ {print $2}' "$w/ckpt" 2>/dev/null | head -n 1)
 n_start=$(grep -c '^start' "$w/ckpt" 2>/dev/null)
@@ -193,7 +189,7 @@ if [ -n "$start_t" ] && [ -n "$end_t" ] && [ -n "$end_epoch" ] && [ "$n_start" =
     tap_ok "launcher: Slurm's pre-timeout signal -> hook runs once and finishes $(awk -v e="$end_t" -v k="$end_epoch" 'BEGIN{printf "%.0f", k-e}') s before the time limit"
 else
     tap_not_ok "launcher: Slurm's pre-timeout signal -> hook runs and finishes before the kill" \
-        "state=$(field "$jt" JobState) end=$end_epoch ckpt=$(cat "$w/ckpt" 2>/dev/null | tr '\n' ';')" "$(cat "$w"/log-timeout/*.jsonl 2>/dev/null | tail -4)"
+        "state=$(job_field "$jt" JobState) end=$end_epoch ckpt=$(cat "$w/ckpt" 2>/dev/null | tr '\n' ';')" "$(cat "$w"/log-timeout/*.jsonl 2>/dev/null | tail -4)"
 fi
 if wait_grep '"event": "failure".*"class": "timeout"' 10 "$w"/log-timeout/*.jsonl; then
     tap_ok "launcher: SIGTERM at the time limit is classed timeout"

@@ -28,8 +28,6 @@ L=$CLUSTER_BUILD/gputopo-launch
 w=$CLUSTER_DIR/tmp/launcher-requeue.$$
 mkdir -p "$w"
 
-# The last match: a job's own fields come after its name (which poses as fields here).
-field() { scontrol show job -o "$1" 2>/dev/null | grep -o " $2=[^ ]*" | tail -n 1 | cut -d= -f2-; }
 # Each test node gets its own state directory, as separate machines would have.
 for n in $CLUSTER_NODES; do mkdir -p "$w/node/$n"; done
 per_node="--node-state-dir $w/node/%n"
@@ -40,11 +38,11 @@ per_node="--node-state-dir $w/node/%n"
 release_until_done() {
     local job=$1 need=${2:-} i st reason
     for i in $(seq 1 450); do
-        st=$(field "$job" JobState)
+        st=$(job_field "$job" JobState)
         case "$st" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|"") return 0 ;; esac
-        reason=$(field "$job" Reason)
+        reason=$(job_field "$job" Reason)
         if [ "$st" = PENDING ] && [ "$reason" = BeginTime ]; then
-            if [ "$need" != exc ] || [ "$(field "$job" ExcNodeList)" != "(null)" ]; then
+            if [ "$need" != exc ] || [ "$(job_field "$job" ExcNodeList)" != "(null)" ]; then
                 scontrol update JobId="$job" StartTime=now >/dev/null 2>&1
             fi
         fi
@@ -126,8 +124,8 @@ wait_job_state "$j4" FAILED 60 >/dev/null 2>&1
 # The back-off job: once the epilog has run (ExcNodeList set), its StartTime is ~40 s out.
 backoff_left=""
 for i in $(seq 1 300); do
-    if [ "$(field "$j5" ExcNodeList)" != "(null)" ] && [ -n "$(field "$j5" ExcNodeList)" ]; then
-        st_time=$(date -d "$(field "$j5" StartTime)" +%s 2>/dev/null) && backoff_left=$((st_time - $(date +%s)))
+    if [ "$(job_field "$j5" ExcNodeList)" != "(null)" ] && [ -n "$(job_field "$j5" ExcNodeList)" ]; then
+        st_time=$(date -d "$(job_field "$j5" StartTime)" +%s 2>/dev/null) && backoff_left=$((st_time - $(date +%s)))
         break
     fi
     sleep 0.2
@@ -138,9 +136,9 @@ wait "$r1" "$r2" "$r6"
 
 # --- 1
 bad=$(cat "$w/bad" 2>/dev/null)
-st=$(field "$j1" JobState)
-restarts=$(field "$j1" Restarts)
-exc=$(field "$j1" ExcNodeList)
+st=$(job_field "$j1" JobState)
+restarts=$(job_field "$j1" Restarts)
+exc=$(job_field "$j1" ExcNodeList)
 last_nodes=$(grep '^attempt' "$w/gpu-$j1.out" | tail -n 1 | awk '{print $4}')
 n_requeue=$(cat "$w"/log-gpu/*.jsonl 2>/dev/null | grep -c '"action": "requeue"')
 if [ -n "$bad" ] && [ "$st" = COMPLETED ] && [ "$restarts" = 1 ] && [ "$exc" = "$bad" ] && [ "$n_requeue" = 1 ] &&
@@ -158,9 +156,9 @@ else
 fi
 
 # --- 2
-st=$(field "$j2" JobState)
-restarts=$(field "$j2" Restarts)
-exitcode=$(field "$j2" ExitCode)
+st=$(job_field "$j2" JobState)
+restarts=$(job_field "$j2" Restarts)
+exitcode=$(job_field "$j2" ExitCode)
 n_requeue=$(cat "$w"/log-budget/*.jsonl 2>/dev/null | grep -c '"action": "requeue"')
 n_final=$(grep -c 'restart budget exhausted (1 of 1 restarts used' "$w/budget-$j2.out")
 if [ "$restarts" = 1 ] && [ "$n_requeue" = 1 ]; then
@@ -171,7 +169,7 @@ else
 fi
 # The batch script goes on after srun (echo): the job itself completes.
 if [ "$st" = COMPLETED ] && [ "$restarts" = 1 ] && [ "$n_final" -ge 1 ] && grep -q '^srun exit 6' "$w/budget-$j2.out" &&
-   [ "$(field "$j2" ExcNodeList)" = "(null)" ]; then
+   [ "$(job_field "$j2" ExcNodeList)" = "(null)" ]; then
     tap_ok "launcher: restart budget exhausted -> stops with a final message and the program's exit code (6), job COMPLETED; no node blamed for a NCCL timeout"
 else
     tap_not_ok "launcher: restart budget exhausted -> stops with a final message and exit code" \
@@ -179,16 +177,16 @@ else
 fi
 
 # --- 3
-st=$(field "$j3" JobState)
-restarts=$(field "$j3" Restarts)
-if [ "$st" = FAILED ] && [ "$restarts" = 0 ] && [ "$(field "$j3" ExitCode)" = "78:0" ] &&
+st=$(job_field "$j3" JobState)
+restarts=$(job_field "$j3" Restarts)
+if [ "$st" = FAILED ] && [ "$restarts" = 0 ] && [ "$(job_field "$j3" ExitCode)" = "78:0" ] &&
    grep -q 'user_error' "$w/user-$j3.out"; then
     tap_ok "launcher: permanent user error (exit 78) -> no requeue, exit code 78"
 else
     tap_not_ok "launcher: permanent user error (exit 78) -> no requeue" "state=$st restarts=$restarts" "$(cat "$w/user-$j3.out")"
 fi
 # --- 1 (the name posing as fields): the real Restarts/BatchFlag were read.
-if [ "$(field "$j1" Restarts)" = 1 ] && ! grep -q 'not a batch job' "$w/gpu-$j1.out" &&
+if [ "$(job_field "$j1" Restarts)" = 1 ] && ! grep -q 'not a batch job' "$w/gpu-$j1.out" &&
    ! cat "$w"/log-gpu/*.jsonl 2>/dev/null | grep -q '"excluded": "n9"'; then
     tap_ok "launcher: a job name posing as Comment/Restarts/BatchFlag fields does not change the decision"
 else
@@ -196,8 +194,8 @@ else
 fi
 
 # --- 4
-st=$(field "$j4" JobState)
-if [ "$st" = FAILED ] && [ "$(field "$j4" Restarts)" = 0 ] && grep -q 'submitted without --requeue' "$w/noreq-$j4.out"; then
+st=$(job_field "$j4" JobState)
+if [ "$st" = FAILED ] && [ "$(job_field "$j4" Restarts)" = 0 ] && grep -q 'submitted without --requeue' "$w/noreq-$j4.out"; then
     tap_ok "launcher: a job without --requeue: the GPU fault is reported, not requeued, and it says why"
 else
     tap_not_ok "launcher: a job without --requeue is not requeued and says why" "state=$st" "$(cat "$w/noreq-$j4.out")"
@@ -212,15 +210,15 @@ else
 fi
 
 # --- 6
-st=$(field "$j6" JobState)
+st=$(job_field "$j6" JobState)
 ev=$(cat "$w"/log-pre/*.jsonl 2>/dev/null)
-if [ "$st" = COMPLETED ] && [ "$(field "$j6" Restarts)" = 2 ] &&
+if [ "$st" = COMPLETED ] && [ "$(job_field "$j6" Restarts)" = 2 ] &&
    echo "$ev" | grep -q '"class": "gpu_fault".*preflight failed: doctor: GPU 0 missing' &&
    echo "$ev" | grep -q '"class": "node_fault".*transport retry counter exceeded' &&
    [ "$(echo "$ev" | grep -c '"event": "excluded_node"')" = 1 ] && grep -q 'attempt 2 ran' "$w/pre-$j6.out"; then
     tap_ok "launcher: --preflight failure -> gpu_fault requeue with the node excluded; node_fault -> requeue, no node blamed; then success"
 else
-    tap_not_ok "launcher: --preflight failure and node_fault requeues" "state=$st restarts=$(field "$j6" Restarts)" "$(cat "$w/pre-$j6.out")" \
+    tap_not_ok "launcher: --preflight failure and node_fault requeues" "state=$st restarts=$(job_field "$j6" Restarts)" "$(cat "$w/pre-$j6.out")" \
         "$(echo "$ev" | grep -E 'failure|excluded|requeue_decision')"
 fi
 exit 0

@@ -133,6 +133,11 @@ else
     bg_wait tar -C "$root" -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
     stamp "root cached as $tarball"
 fi
+# The machine's own name must resolve inside the root as it does outside: the
+# daemons and commands share this host's name (Slurm 24.11's slurmctld looks
+# the submit host up when a job is requeued, and munged at start). Without
+# it, every lookup waits for DNS (10 s a requeue, longer than a task waits).
+cp /etc/hosts "$root/etc/hosts"
 release=$(in_root "dpkg-query -W -f '\${Version}' libslurm-dev")
 echo "# release $suite: Slurm $release"
 
