@@ -6,7 +6,7 @@
 # every job pays); "with": --gpu-topo=closest, the plugin with cache=DIR reading each node's
 # topology through its warm snapshot and binding every task. Prints the medians, both ratios and the
 # per-task time spent in the plugin (its own clock, GPUTOPO_DEBUG_TIMING=1 in 5 further runs:
-# task_init + user_init's read-and-plan shared over the node's tasks).
+# task_init + (init_post_opt's snapshot read + user_init's plan) shared over the node's tasks).
 #   bench/bench_srun.sh [BUILD] [REPS]      (default: build 20)
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
