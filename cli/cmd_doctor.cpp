@@ -8,6 +8,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "topo/core/strings.hpp"
 #include "topo/doctor.hpp"
 
 namespace gputopo::cli {
@@ -22,15 +23,6 @@ std::vector<OptionSpec> doctor_options() {
             {"--nvml-library", "PATH", "NVML library to load (default: $GPUTOPO_NVML_LIBRARY or libnvidia-ml.so.1)"},
             {"--sysfs-root", "DIR", "read NIC state under DIR/sys/class/infiniband (default: /)"},
             {"--storage-nics", "LIST", "comma-separated NICs (RDMA device, netdev or PCI bus id) reserved for storage"}};
-}
-
-std::vector<std::string> split_commas(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ','))
-        if (!item.empty()) out.push_back(item);
-    return out;
 }
 
 }  // namespace
@@ -58,7 +50,7 @@ int cmd_doctor(const std::vector<std::string>& args, std::ostream& out) {
     in.live = live_sources_from_environment();
     if (parsed.has("--nvml-library")) in.live.nvml_library = parsed.get("--nvml-library");
     in.live.sysfs_root = parsed.get("--sysfs-root");
-    in.live.storage_nics = split_commas(parsed.get("--storage-nics"));
+    in.live.storage_nics = split_nonempty(parsed.get("--storage-nics"), ',');
     DoctorReport report = run_doctor(in);
     out << (format == "json" ? doctor_json(report) : doctor_table(report));
     return report.exit_code();

@@ -21,19 +21,6 @@ namespace gputopo_fuzz {
 
 inline std::string text_of(const uint8_t* data, size_t size) { return std::string(reinterpret_cast<const char*>(data), size); }
 
-// Splits `s` at `sep`.
-inline std::vector<std::string> split(const std::string& s, char sep) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (true) {
-        size_t at = s.find(sep, start);
-        out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
-        if (at == std::string::npos) break;
-        start = at + 1;
-    }
-    return out;
-}
-
 // Runs f; the project's errors are the expected answer to bad input.
 template <class F>
 void expect_clean(F&& f) {

@@ -5,6 +5,7 @@
 
 #include "fuzz/fuzz_common.hpp"
 #include "launcher/options.hpp"
+#include "topo/core/strings.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string all = gputopo_fuzz::text_of(data, size);
@@ -13,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<std::string> words{"gputopo-launch"};
     std::map<std::string, std::string> env;
     if (nul != std::string::npos) {
-        for (const std::string& w : gputopo_fuzz::split(all.substr(nul + 1), '\n')) {
+        for (const std::string& w : gputopo::split_fields(all.substr(nul + 1), '\n')) {
             size_t eq = w.find('=');
             if (w.rfind("ENV:", 0) == 0 && eq != std::string::npos)
                 env[w.substr(4, eq - 4)] = w.substr(eq + 1);

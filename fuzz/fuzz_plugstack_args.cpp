@@ -3,9 +3,10 @@
 #include "fuzz/fuzz_common.hpp"
 #include "spank/plugstack_args.hpp"
 #include "step/topology_path.hpp"
+#include "topo/core/strings.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    const std::vector<std::string> words = gputopo_fuzz::split(gputopo_fuzz::text_of(data, size), '\n');
+    const std::vector<std::string> words = gputopo::split_fields(gputopo_fuzz::text_of(data, size), '\n');
     gputopo_fuzz::expect_clean([&] {
         gputopo::spank::PluginConfig c = gputopo::spank::parse_plugstack_args(words);
         if (!c.topology.empty()) gputopo::step::expand_path(c.topology, "n1", "host1");

@@ -4,10 +4,11 @@
 
 #include "fuzz/fuzz_common.hpp"
 #include "step/step_inputs.hpp"
+#include "topo/core/strings.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::map<std::string, std::string> env;
-    for (const std::string& line : gputopo_fuzz::split(gputopo_fuzz::text_of(data, size), '\n')) {
+    for (const std::string& line : gputopo::split_fields(gputopo_fuzz::text_of(data, size), '\n')) {
         size_t eq = line.find('=');
         if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
     }

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "launcher/slurm_ctl.hpp"
+#include "topo/core/strings.hpp"
 
 namespace gputopo::launch {
 
@@ -71,17 +72,6 @@ RequeueDecision decide_requeue(const Classification& c, const Options& o, const 
 namespace {
 const char* kTag = "gputopo:exclude=";
 
-std::vector<std::string> split(const std::string& s, char sep) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, sep))
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
-}  // namespace
-
-namespace {
 // Where each "gputopo:exclude=..." record in the comment starts and ends (a
 // record runs to the next white space). Every one counts: a comment can hold
 // several (a user's copy, an older launcher's), and none may be lost.
@@ -101,9 +91,9 @@ std::vector<std::pair<size_t, size_t>> record_spans(const std::string& comment) 
 ExclusionRecord parse_exclusion_record(const std::string& comment) {
     ExclusionRecord r;
     for (const auto& span : record_spans(comment)) {
-        for (const auto& part : split(comment.substr(span.first, span.second - span.first), ';')) {
+        for (const auto& part : split_nonempty(comment.substr(span.first, span.second - span.first), ';')) {
             if (part.rfind(kTag, 0) == 0) {
-                for (const auto& n : split(part.substr(std::string(kTag).size()), ','))
+                for (const auto& n : split_nonempty(part.substr(std::string(kTag).size()), ','))
                     if (std::find(r.nodes.begin(), r.nodes.end(), n) == r.nodes.end()) r.nodes.push_back(n);
             } else if (part.rfind("backoff=", 0) == 0) {
                 char* end = nullptr;

@@ -3,27 +3,13 @@
 #include <vector>
 
 #include "topo/core/errors.hpp"
+#include "topo/core/strings.hpp"
 
 namespace gputopo::step {
 
 namespace {
 
 const char* kChoices = "expected none, closest or island; flags: verbose, strict, isolate, share, membind, wholecores, help";
-
-std::vector<std::string> split_commas(const std::string& s) {
-    std::vector<std::string> out;
-    std::string cur;
-    for (char c : s) {
-        if (c == ',') {
-            out.push_back(cur);
-            cur.clear();
-        } else {
-            cur += c;
-        }
-    }
-    out.push_back(cur);
-    return out;
-}
 
 bool mode_from_word(const std::string& w, Mode& m) {
     if (w == "none") m = Mode::None;
@@ -38,7 +24,7 @@ bool mode_from_word(const std::string& w, Mode& m) {
 Options parse_gpu_topo(const std::string& value, const std::string& where) {
     const std::string input = where + value;
     if (value.empty()) throw ParseError("empty value in " + input + " (" + kChoices + ")");
-    std::vector<std::string> words = split_commas(value);
+    std::vector<std::string> words = split_fields(value, ',');
     Options o;
     size_t first_flag = 1;
     if (words[0] == "help") {

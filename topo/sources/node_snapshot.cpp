@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "topo/core/errors.hpp"
+#include "topo/core/strings.hpp"
 
 namespace gputopo::spank {
 
@@ -54,25 +55,10 @@ std::string esc_list(const std::vector<std::string>& v) {
     return out;
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-    std::vector<std::string> out;
-    std::string cur;
-    for (char c : s) {
-        if (c == sep) {
-            out.push_back(cur);
-            cur.clear();
-        } else {
-            cur += c;
-        }
-    }
-    out.push_back(cur);
-    return out;
-}
-
 std::vector<std::string> unesc_list(const std::string& s) {
     std::vector<std::string> out;
     if (s == "%0") return out;
-    for (const auto& p : split(s, ',')) out.push_back(unesc(p));
+    for (const auto& p : split_fields(s, ',')) out.push_back(unesc(p));
     return out;
 }
 
@@ -328,7 +314,7 @@ Node read_node_snapshot(const std::string& text, const std::string& name) {
     try {
         while (!ended && std::getline(in, line)) {
             ++lineno;
-            ended = !read_record(n, Record{split(line, '\t'), lineno, name});
+            ended = !read_record(n, Record{split_fields(line, '\t'), lineno, name});
         }
     } catch (const TopologyError&) {
         throw;

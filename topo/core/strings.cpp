@@ -1,0 +1,23 @@
+#include "topo/core/strings.hpp"
+
+namespace gputopo {
+
+std::vector<std::string> split_fields(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (;;) {
+        const size_t at = s.find(sep, start);
+        out.emplace_back(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+        if (at == std::string_view::npos) return out;
+        start = at + 1;
+    }
+}
+
+std::vector<std::string> split_nonempty(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    for (auto& f : split_fields(s, sep))
+        if (!f.empty()) out.push_back(std::move(f));
+    return out;
+}
+
+}  // namespace gputopo

@@ -1,0 +1,18 @@
+// Splitting a list written as text ("0,1,2", "a;b").
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gputopo {
+
+// Every field between separators, empty ones too: "a,,b" -> {"a", "", "b"},
+// "" -> {""}. For formats where an empty field means something (or is an error
+// the caller names).
+std::vector<std::string> split_fields(std::string_view s, char sep);
+
+// The non-empty fields only: "a,,b," -> {"a", "b"}, "" -> {}.
+std::vector<std::string> split_nonempty(std::string_view s, char sep);
+
+}  // namespace gputopo
