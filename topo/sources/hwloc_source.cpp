@@ -16,6 +16,7 @@
 #include "topo/core/errors.hpp"
 #include "topo/core/files.hpp"
 #include "topo/sources/hwloc_convert.hpp"
+#include "topo/sources/hwloc_xml_version.hpp"
 #include "topo/sources/xml_document.hpp"
 
 namespace gputopo {
@@ -32,20 +33,6 @@ const char* const kExpected = "expected an hwloc XML topology as written by `lst
 std::string hwloc_runtime_version() {
     unsigned v = hwloc_get_api_version();
     return std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xff);
-}
-
-// hwloc writes <topology version="2.0"> (2.x), <topology version="3.0">
-// (3.x, still with the hwloc2.dtd DOCTYPE) and no version at all (1.x).
-int declared_major(const XmlElement& root) {
-    std::string v = root.attr("version");
-    if (v.empty()) return 1;
-    int major = 0;
-    for (char c : v) {
-        if (c < '0' || c > '9') break;
-        major = major * 10 + (c - '0');
-        if (major > 1000) break;
-    }
-    return major;
 }
 
 // libhwloc 2.9's XML import trusts a few things it never checks and
@@ -145,7 +132,7 @@ void check_xml_document(const XmlDocument& doc, const std::string& name) {
     if (root.name() != "topology")
         fail(name, "is XML but not an hwloc topology (root element <" + root.name() + ">, expected <topology>); " +
                        kExpected);
-    int major = declared_major(root);
+    int major = hwloc_xml_major(doc);
     unsigned runtime_major = hwloc_get_api_version() >> 16;
     if (major > static_cast<int>(runtime_major))
         fail(name, "hwloc " + std::to_string(major) + ".0 XML (<topology version=\"" + root.attr("version") +

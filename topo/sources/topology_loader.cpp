@@ -8,6 +8,7 @@
 #include "topo/core/errors.hpp"
 #include "topo/core/files.hpp"
 #include "topo/sources/hwloc_source.hpp"
+#include "topo/sources/hwloc_xml_version.hpp"
 #include "topo/sources/nccl_xml_source.hpp"
 #include "topo/sources/xml_document.hpp"
 
@@ -36,24 +37,6 @@ bool blank(const std::string& s) {
     return true;
 }
 
-// The major number of hwloc's <topology version="2.0">; 1 when absent (hwloc
-// 1.x writes no version); also looks at the DOCTYPE (hwloc2.dtd, hwloc3.dtd).
-int hwloc_major(const XmlDocument& doc) {
-    const std::string v = doc.root().attr("version");
-    if (!v.empty() && v[0] >= '0' && v[0] <= '9') {
-        int major = 0;
-        for (char c : v) {
-            if (c < '0' || c > '9') break;
-            major = major * 10 + (c - '0');
-            if (major > 1000) break;
-        }
-        return major;
-    }
-    const std::string dtd = doc.doctype_system_id();
-    if (dtd.rfind("hwloc", 0) == 0 && dtd.size() > 5 && dtd[5] >= '2' && dtd[5] <= '9') return dtd[5] - '0';
-    return 1;
-}
-
 }  // namespace
 
 Node load_topology_file(const std::string& path) {
@@ -65,7 +48,7 @@ Node load_topology_file(const std::string& path) {
 
     Node node;
     if (root == "topology") {
-        const int major = hwloc_major(doc);
+        const int major = hwloc_xml_major(doc);
         if (major >= 3)
             fail(path, "is hwloc " + std::to_string(major) + ".x XML: hwloc " + std::to_string(major) +
                            ".0 XML is not supported by hwloc 2.9; export the machine again with hwloc 2.x "
