@@ -11,30 +11,13 @@
 #include <cstring>
 #include <thread>
 
+#include "launcher/requeue.hpp"
 #include "step/step_inputs.hpp"
 #include "topo/plan/task_env.hpp"
 
 namespace gputopo::launch {
 
 namespace {
-
-// A directory we own, not a link; created with mode 0700 when missing.
-bool own_directory(const std::string& path, bool create, std::string& note) {
-    if (create && mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
-        note = "cannot create " + path + ": " + std::strerror(errno);
-        return false;
-    }
-    struct stat st {};
-    if (lstat(path.c_str(), &st) != 0) {
-        note = "cannot read " + path + ": " + std::strerror(errno);
-        return false;
-    }
-    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0077) != 0) {
-        note = path + " is not a private directory of this user (a link, another owner or open to others); not used";
-        return false;
-    }
-    return true;
-}
 
 std::string read_small(const std::string& path) {
     int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -68,20 +51,25 @@ bool gpus_narrowed(const std::optional<std::string>& tres_bind) {
 
 std::string step_gpus_dir(const std::string& job, const std::string& step, const std::string& node,
                           std::string& note) {
-    std::string base = "/dev/shm";
-    if (access(base.c_str(), W_OK) != 0) {
-        const char* t = std::getenv("TMPDIR");
-        base = t && *t ? t : "/tmp";
+    const char* tmpdir = std::getenv("TMPDIR");
+    const std::string base = node_state_base("", node, tmpdir ? tmpdir : "");
+    const std::string user = private_state_dir(base);
+    if (user.empty()) {
+        note = "no private directory of this user under " + base +
+               " (gputopo-launch.UID is a link, another user's or open to others)";
+        return "";
     }
-    const std::string user = base + "/gputopo-launch-" + std::to_string(getuid());
-    if (!own_directory(user, true, note)) return "";
     for (const std::string& part : {job, step, node})
         if (part.empty() || part.find('/') != std::string::npos || part == "." || part == "..") {
             note = "no usable job/step/node name for the step's GPU directory";
             return "";
         }
+    // Inside a directory only this user can write to: nobody else can have made it.
     const std::string dir = user + "/" + job + "." + step + "." + node;
-    if (!own_directory(dir, true, note)) return "";
+    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+        note = "cannot create " + dir + ": " + std::strerror(errno);
+        return "";
+    }
     return dir;
 }
 

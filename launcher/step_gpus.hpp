@@ -35,10 +35,10 @@ struct StepGpusExchange {
 std::optional<std::vector<int>> exchange_step_gpus(const StepGpusExchange& x, const std::vector<int>& own,
                                                    std::string& note);
 
-// The directory for job.step on `node`: BASE/gputopo-launch-UID/JOB.STEP.NODE,
-// BASE = /dev/shm when writable, else $TMPDIR, else /tmp. Creates the per-user
-// directory (mode 0700) and refuses one that is a link, not a directory, or
-// not owned by this user. Returns "" with `note` on refusal.
+// The directory for job.step on `node`: BASE/gputopo-launch.UID/JOB.STEP.NODE,
+// BASE = /dev/shm when writable, else $TMPDIR, else /tmp: the per-user
+// directory of private_state_dir() (requeue.hpp), which the leader election
+// uses too. Returns "" with `note` when it is unsafe or cannot be made.
 std::string step_gpus_dir(const std::string& job, const std::string& step, const std::string& node,
                           std::string& note);
 
