@@ -7,7 +7,8 @@
 #            refuses (and strict); a file that is not XML with
 #            strict; a broken islands file with strict; the cache directory a
 #            symlink, on a full file system, read-only; cache= without
-#            topology= (live discovery); all NICs down; more tasks than GPUs;
+#            topology= (live discovery, then read while fresh and redone when
+#            stale); all NICs down; more tasks than GPUs;
 #            a step with no GPUs; a bad --gpu-topo reaching slurmstepd through
 #            the job environment; batch steps left unbound;
 #  launcher: SIGKILL during a checkpoint hook; the launcher itself killed.
@@ -17,7 +18,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
-tap_plan 18
+tap_plan 20
 started_here=${CLUSTER_DIR:-yes}
 cluster_ensure "${1:-build}" || { echo "not ok - faults: cluster"; exit 1; }
 L=$CLUSTER_BUILD/gputopo-launch
@@ -131,6 +132,22 @@ host=$(hostname)
 [ "$rc" -eq 0 ] && [ -s "$w/live-cache/$host.xml" ] && [ -s "$w/live-cache/$host.meta" ] && grep -q '^PROBE' "$out"
 result "cache= without topology=: live discovery written to the cache, the step runs" $? \
     "rc=$rc cache: $(ls "$w/live-cache") $(head -n 3 "$out.err")"
+# A fresh snapshot is read, not rewritten; one from another boot (or driver) is redone.
+meta=$w/live-cache/$host.meta
+touch -d '2020-01-01 00:00:00' "$w/live-cache/$host.xml" "$meta"
+before=$(stat -c %Y "$w/live-cache/$host.xml")
+run -w n1 -N1 -n1 --gpu-topo=closest
+rc=$?
+[ "$rc" -eq 0 ] && [ "$(stat -c %Y "$w/live-cache/$host.xml")" = "$before" ] && grep -q '^PROBE' "$out"
+result "cache= fresh: the next step reads the snapshot, nothing is rewritten" $? \
+    "rc=$rc mtime before $before after $(stat -c %Y "$w/live-cache/$host.xml") $(head -n 3 "$out.err")"
+sed -i 's/^boot_id=.*/boot_id=00000000-0000-0000-0000-000000000000/' "$meta"
+run -w n1 -N1 -n1 --gpu-topo=closest
+rc=$?
+[ "$rc" -eq 0 ] && grep -qx "boot_id=$(cat /proc/sys/kernel/random/boot_id)" "$meta" &&
+    [ "$(stat -c %Y "$w/live-cache/$host.xml")" != "$before" ] && grep -q '^PROBE' "$out"
+result "cache= stale (another boot): the step's root read redoes the discovery and the stamp" $? \
+    "rc=$rc meta: $(tr '\n' ' ' < "$meta") $(head -n 3 "$out.err")"
 
 # --- steps the plan cannot give a GPU each, or no GPU at all
 plugstack_default
