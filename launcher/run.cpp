@@ -11,8 +11,7 @@
 #include <sstream>
 
 #include "launcher/binding.hpp"
-#include "step/apply.hpp"
-#include "step/topology_path.hpp"
+#include "launcher/child.hpp"
 #include "launcher/classify.hpp"
 #include "launcher/error_file.hpp"
 #include "launcher/events.hpp"
@@ -23,10 +22,12 @@
 #include "launcher/nccl_topo_file.hpp"
 #include "launcher/options.hpp"
 #include "launcher/rank_sources.hpp"
-#include "launcher/child.hpp"
 #include "launcher/requeue.hpp"
 #include "launcher/slurm_ctl.hpp"
 #include "launcher/supervisor.hpp"
+#include "readers/readers.hpp"
+#include "step/apply.hpp"
+#include "step/topology_path.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/core/version.hpp"
@@ -418,6 +419,9 @@ std::optional<int> parse_phase(int argc, char** argv, Options& opt) {
 int launcher_main(int argc, char** argv) {
     Options opt;
     if (auto rc = parse_phase(argc, argv, opt)) return *rc;
+    // The readers' module the user names (an install outside PREFIX, a
+    // container): loaded into the user's own process only.
+    if (const char* m = secure_getenv(env::kLaunchTopologyModule); m && *m) readers::set_readers_module(m);
     const RankSourceView rs = rank_source_view(opt, real_getenv);
     task_getenv = rs.getenv;
     const RankInfo ri = rank_info();

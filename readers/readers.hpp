@@ -7,7 +7,8 @@
 // the readers directly.
 //
 // Where the module is: the path set by set_readers_module() (the plugin's admin-only
-// plugstack argument readers=), else the first that exists of
+// plugstack argument readers=; the launcher's GPUTOPO_LAUNCH_TOPOLOGY_MODULE), else the
+// first that exists of
 //   DIR/gputopo-readers.so              (the build tree: beside the plugin or program)
 //   DIR/../lib/gputopo/gputopo-readers.so   (a program installed in PREFIX/bin)
 //   GPUTOPO_READERS_DIR/gputopo-readers.so (where make install puts it: PREFIX/lib/gputopo)

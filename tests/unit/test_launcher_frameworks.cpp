@@ -640,3 +640,23 @@ TEST_CASE("gputopo-launch: the program's @record error file is classified and lo
     CHECK_THAT(events, Catch::Contains("\"class\": \"gpu_fault\""));
     remove_tree(dir);
 }
+
+TEST_CASE("gputopo-launch: GPUTOPO_LAUNCH_TOPOLOGY_MODULE names the readers' module it loads", "[launcher]") {
+    std::string launcher = launcher_or_skip();
+    if (launcher.empty()) return;
+    const std::string topo = gputopo_test::topology(kXe8640);
+    const Env torchrun = {{"RANK", "0"}, {"LOCAL_RANK", "0"}, {"WORLD_SIZE", "1"}, {"LOCAL_WORLD_SIZE", "1"},
+                          {"GROUP_RANK", "0"}, {"GROUP_WORLD_SIZE", "1"}, {"TORCHELASTIC_RUN_ID", "r1"},
+                          {"MASTER_ADDR", "h0"}, {"MASTER_PORT", "29500"}};
+    Env missing = torchrun;
+    missing["GPUTOPO_LAUNCH_TOPOLOGY_MODULE"] = "/nonexistent/gputopo-readers.so";
+    auto r = run_launcher(launcher, {"--dry-run", "--topology", topo, "--", "true"}, missing);
+    INFO(r.out << r.err);
+    CHECK_THAT(r.out + r.err, Catch::Contains("/nonexistent/gputopo-readers.so"));
+    CHECK_THAT(r.out, !Catch::Contains(" gpus=0 ("));
+    // Without it, the module beside the launcher binds the task.
+    auto ok = run_launcher(launcher, {"--dry-run", "--topology", topo, "--", "true"}, torchrun);
+    INFO(ok.out << ok.err);
+    REQUIRE(ok.rc == 0);
+    CHECK_THAT(ok.out, Catch::Contains(" gpus="));
+}
