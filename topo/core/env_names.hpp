@@ -67,7 +67,6 @@ inline constexpr const char* kSlurmClusterName = "SLURM_CLUSTER_NAME";
 inline constexpr const char* kSlurmConf = "SLURM_CONF";
 inline constexpr const char* kSlurmCpusPerTask = "SLURM_CPUS_PER_TASK";
 inline constexpr const char* kSlurmCpuBind = "SLURM_CPU_BIND";
-inline constexpr const char* kSlurmGpusPerTask = "SLURM_GPUS_PER_TASK";
 inline constexpr const char* kSlurmJobid = "SLURM_JOBID";
 inline constexpr const char* kSlurmJobId = "SLURM_JOB_ID";
 inline constexpr const char* kSlurmJobEndTime = "SLURM_JOB_END_TIME";
