@@ -121,11 +121,14 @@ release_until_done "$j6" exc &
 r6=$!
 wait_job_state "$j3" FAILED 60 >/dev/null 2>&1
 wait_job_state "$j4" FAILED 60 >/dev/null 2>&1
-# The back-off job: once the epilog has run (ExcNodeList set), its StartTime is ~40 s out.
+# The back-off job: once the epilog has run (ExcNodeList set) and the job is pending again,
+# it may start ~40 s later (EligibleTime, the begin time the epilog set). While the job is
+# still COMPLETING, StartTime is the attempt that just ended.
 backoff_left=""
 for i in $(seq 1 300); do
-    if [ "$(job_field "$j5" ExcNodeList)" != "(null)" ] && [ -n "$(job_field "$j5" ExcNodeList)" ]; then
-        st_time=$(date -d "$(job_field "$j5" StartTime)" +%s 2>/dev/null) && backoff_left=$((st_time - $(date +%s)))
+    exc=$(job_field "$j5" ExcNodeList)
+    if [ "$exc" != "(null)" ] && [ -n "$exc" ] && [ "$(job_field "$j5" JobState)" = PENDING ]; then
+        st_time=$(date -d "$(job_field "$j5" EligibleTime)" +%s 2>/dev/null) && backoff_left=$((st_time - $(date +%s)))
         break
     fi
     sleep 0.2
