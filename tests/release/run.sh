@@ -134,9 +134,10 @@ else
     stamp "root cached as $tarball"
 fi
 # The machine's own name must resolve inside the root as it does outside: the
-# daemons and commands share this host's name (Slurm 24.11's slurmctld looks
-# the submit host up when a job is requeued, and munged at start). Without
-# it, every lookup waits for DNS (10 s a requeue, longer than a task waits).
+# daemons and commands share this host's name. Without it every lookup waits
+# for DNS: munged warns at start, and Slurm 24.11's slurmctld spent 10 s in
+# each requeue RPC (getaddrinfo() failed, "very large processing time from
+# _slurm_rpc_requeue"), longer than the launcher then waited.
 cp /etc/hosts "$root/etc/hosts"
 release=$(in_root "dpkg-query -W -f '\${Version}' libslurm-dev")
 echo "# release $suite: Slurm $release"
