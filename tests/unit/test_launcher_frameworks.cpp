@@ -659,4 +659,14 @@ TEST_CASE("gputopo-launch: GPUTOPO_LAUNCH_TOPOLOGY_MODULE names the readers' mod
     INFO(ok.out << ok.err);
     REQUIRE(ok.rc == 0);
     CHECK_THAT(ok.out, Catch::Contains(" gpus="));
+    // A reader's error in the module comes back across it with its message (readers.hpp:
+    // no exception crosses; the proxy throws it again on the launcher's side).
+    const std::string not_xml = "/tmp/gputopo-launch-test-notxml-" + std::to_string(getpid());
+    { std::ofstream(not_xml) << "hello\n"; }
+    auto bad = run_launcher(launcher, {"--dry-run", "--topology", not_xml, "--", "true"}, torchrun);
+    std::remove(not_xml.c_str());
+    INFO(bad.out << bad.err);
+    CHECK(bad.rc == 0);
+    CHECK_THAT(bad.err, Catch::Contains("topology file " + not_xml + " is not XML (line 1:"));
+    CHECK_THAT(bad.err, Catch::Contains("running unbound"));
 }
