@@ -148,11 +148,18 @@ $(LAUNCH_LIB): $(call obj,$(LAUNCH_CORE_SRC))
 $(CLI): $(call obj,$(CLI_SRC)) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# The plugin exports only plugin_*, slurm_spank_* and spank_options.
+# The plugin exports only plugin_*, slurm_spank_* and spank_options. It carries its own C++
+# runtime (static libstdc++ and libgcc, hidden by the export map): srun, sbatch, salloc and every
+# slurmstepd load it, and loading libstdc++.so and libgcc_s.so with it took most of the ~1.2 ms
+# a dlopen of the plugin cost. Only plain data crosses to the readers' module (readers/readers.hpp).
+# Sanitizer builds keep the shared runtime their runtime needs.
+ifeq ($(SANLD),)
+  PLUGIN_RUNTIME := -static-libstdc++ -static-libgcc
+endif
 # The plugin and the launcher link the readers' proxy before libgputopo.a, so the readers'
 # objects (and hwloc, libxml2, ICU) stay out of them: tests/cluster/t_plugin_install.sh checks ldd.
 $(PLUGIN): $(call obj,$(SPANK_GLUE_SRC)) $(READERS_PROXY) $(SPANK_LIB) $(STEP_LIB) $(LIB) spank/exports.map
-	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -Wl,--version-script=spank/exports.map \
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) $(PLUGIN_RUNTIME) -shared -Wl,--version-script=spank/exports.map \
 	    -o $@ $(call obj,$(SPANK_GLUE_SRC)) $(READERS_PROXY) $(SPANK_LIB) $(STEP_LIB) $(LIB) -ldl -lpthread
 
 $(LAUNCHER): $(call obj,$(LAUNCH_MAIN_SRC)) $(READERS_PROXY) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)

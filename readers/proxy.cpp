@@ -1,7 +1,8 @@
 // The readers' functions for the plugin and the launcher: each loads gputopo-readers.so
-// (once per process) and calls the same function there (readers/readers.hpp). Errors
-// loading the module are TopologyError naming the module; the readers' own exceptions
-// pass through unchanged.
+// (once per process) and calls the same reader there (readers/readers.hpp): only plain
+// data crosses, the node comes back as snapshot text and is read here. Errors loading the
+// module are TopologyError naming the module; a reader's error comes back as its kind and
+// message and is thrown here again, as the same type with the same message.
 #include <dlfcn.h>
 #include <limits.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "topo/core/errors.hpp"
 #include "topo/core/version.hpp"
 #include "topo/sources/hwloc_source.hpp"
+#include "topo/sources/node_snapshot.hpp"
 #include "topo/sources/nccl_xml_source.hpp"
 #include "topo/sources/topology_loader.hpp"
 
@@ -59,7 +61,7 @@ const Table& table() {
     void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) throw TopologyError("cannot load the topology readers " + path + " (" + dlerror() + ")");
     using Fn = const Table* (*)();
-    Fn fn = reinterpret_cast<Fn>(dlsym(h, "gputopo_readers_table"));
+    Fn fn = reinterpret_cast<Fn>(dlsym(h, "gputopo_readers_table_v3"));
     const Table* t = fn ? fn() : nullptr;
     if (!t || !t->abi || std::strcmp(t->abi, kVersion) != 0) {
         dlclose(h);
@@ -89,19 +91,44 @@ bool readers_module_loaded() { return loaded_table() != nullptr; }
 
 namespace gputopo {
 
-using readers::table;
+namespace {
 
-Node read_hwloc_xml(const std::string& path) { return table().read_hwloc_xml(path); }
+void append(void* buffer, const char* data, size_t len) { static_cast<std::string*>(buffer)->append(data, len); }
+
+// Runs reader `r` in the module; its text, or its error thrown on this side.
+std::string run(readers::Reader r, const std::string& a = "", const std::string& b = "") {
+    std::string result, error;
+    const auto how = static_cast<readers::Failure>(readers::table().read(
+        static_cast<int>(r), a.data(), a.size(), b.data(), b.size(), &append, &result, &error));
+    switch (how) {
+        case readers::Failure::None: return result;
+        case readers::Failure::Parse: throw ParseError(error);
+        case readers::Failure::Topology: throw TopologyError(error);
+        case readers::Failure::Plan: throw PlanError(error);
+        case readers::Failure::Other: break;
+    }
+    throw std::runtime_error(error);
+}
+
+Node node_from(readers::Reader r, const std::string& name, const std::string& a = "", const std::string& b = "") {
+    return spank::read_node_snapshot(run(r, a, b), name);
+}
+
+}  // namespace
+
+using readers::Reader;
+
+Node read_hwloc_xml(const std::string& path) { return node_from(Reader::HwlocXml, path, path); }
 Node read_hwloc_xml_buffer(const std::string& xml, const std::string& name) {
-    return table().read_hwloc_xml_buffer(xml, name);
+    return node_from(Reader::HwlocXmlBuffer, name, xml, name);
 }
-Node read_hwloc_live() { return table().read_hwloc_live(); }
-std::string export_hwloc_live_xml() { return table().export_hwloc_live_xml(); }
-Node read_nccl_xml(const std::string& path) { return table().read_nccl_xml(path); }
+Node read_hwloc_live() { return node_from(Reader::HwlocLive, "this machine"); }
+std::string export_hwloc_live_xml() { return run(Reader::HwlocLiveXml); }
+Node read_nccl_xml(const std::string& path) { return node_from(Reader::NcclXml, path, path); }
 Node read_nccl_xml_buffer(const std::string& xml, const std::string& name) {
-    return table().read_nccl_xml_buffer(xml, name);
+    return node_from(Reader::NcclXmlBuffer, name, xml, name);
 }
-Node load_topology_file(const std::string& path) { return table().load_topology_file(path); }
-Node discover_this_machine() { return table().discover_this_machine(); }
+Node load_topology_file(const std::string& path) { return node_from(Reader::TopologyFile, path, path); }
+Node discover_this_machine() { return node_from(Reader::ThisMachine, "this machine"); }
 
 }  // namespace gputopo

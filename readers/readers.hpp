@@ -16,6 +16,7 @@
 // path; /proc/self/exe for a program).
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "topo/core/model.hpp"
@@ -24,16 +25,31 @@ namespace gputopo::readers {
 
 // The module's entry points, one table; `abi` is kVersion of the build that made it
 // (the plugin refuses a module from another build).
+//
+// Only plain data crosses: the plugin carries its own C++ runtime (linked with
+// -static-libstdc++ -static-libgcc: loading libstdc++.so and libgcc_s.so took most of
+// the ~1.2 ms a dlopen of the plugin cost), the module uses the system's, so neither
+// an exception nor an object one side allocated may reach the other. Inputs are
+// (pointer, length); results come back through `sink`, which appends to the caller's
+// own buffer: a node as node-snapshot text (topo/sources/node_snapshot.hpp, lossless
+// for every fixture), an XML export as text, an error as its message. Each entry
+// returns how it ended (Failure) and never throws.
+enum class Failure : int { None = 0, Parse = 1, Topology = 2, Plan = 3, Other = 4 };
+using Sink = void (*)(void* buffer, const char* data, size_t len);
+enum class Reader : int {
+    HwlocXml = 0,        // a: path
+    HwlocXmlBuffer = 1,  // a: XML text, b: its name
+    HwlocLive = 2,
+    HwlocLiveXml = 3,    // the result is hwloc XML text, not a snapshot
+    NcclXml = 4,         // a: path
+    NcclXmlBuffer = 5,   // a: XML text, b: its name
+    TopologyFile = 6,    // a: path
+    ThisMachine = 7,
+};
 struct Table {
     const char* abi;
-    Node (*read_hwloc_xml)(const std::string& path);
-    Node (*read_hwloc_xml_buffer)(const std::string& xml, const std::string& name);
-    Node (*read_hwloc_live)();
-    std::string (*export_hwloc_live_xml)();
-    Node (*read_nccl_xml)(const std::string& path);
-    Node (*read_nccl_xml_buffer)(const std::string& xml, const std::string& name);
-    Node (*load_topology_file)(const std::string& path);
-    Node (*discover_this_machine)();
+    int (*read)(int reader, const char* a, size_t a_len, const char* b, size_t b_len, Sink sink, void* result,
+                void* error);
 };
 
 // Proxy side (readers/proxy.cpp): the module to load ("" = search as above). Absolute.
@@ -47,5 +63,6 @@ bool readers_module_loaded();
 
 extern "C" {
 // Module side (readers/module.cpp): the table. Never throws.
-const gputopo::readers::Table* gputopo_readers_table();
+// (Named _v3: the entries of _v1 threw and returned C++ objects.)
+const gputopo::readers::Table* gputopo_readers_table_v3();
 }
