@@ -208,6 +208,15 @@ job_field() {
     scontrol show job -o "$1" 2>/dev/null | sed 's/ SubmitLine=.*//' | grep -o " $2=[^ ]*" | tail -n 1 | cut -d= -f2-
 }
 
+wait_lines() {  # FILE N SECONDS: until FILE has N lines (1 after SECONDS)
+    local i
+    for i in $(seq 1 $(($3 * 10))); do
+        [ -f "$1" ] && [ "$(wc -l < "$1")" -ge "$2" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 wait_job_state() {
     local job=$1 want=$2 secs=${3:-30} i st
     for i in $(seq 1 $((secs * 5))); do

@@ -92,9 +92,9 @@ ja=$(with_timeout 30 sbatch --parsable -t 3 -N1 -n1 -o "$w/dedup-auto-batch.out"
 jw=$(with_timeout 30 sbatch --parsable -t 3 -N1 -n1 -o "$w/dedup-always-batch.out" "$w/dedup-always.sh")
 
 # --- 2
-wait_file_lines "$w/ranks-ready" 4 60
+wait_lines "$w/ranks-ready" 4 60
 scancel --signal=USR1 "$jr"
-wait_file_lines "$w/ranks-sig" 4 20
+wait_lines "$w/ranks-sig" 4 20
 wait_grep '"event": "hook_end"' 20 "$w"/log-ranks/*.jsonl
 n_cmd=$(grep -c '^cmd' "$w/ranks-cmd" 2>/dev/null)
 n_sig=$(sort -u "$w/ranks-sig" 2>/dev/null | wc -l)
@@ -114,7 +114,7 @@ fi
 scancel "$jr"
 
 # --- 3
-wait_file_lines "$w/slow-ready" 1 60
+wait_lines "$w/slow-ready" 1 60
 scancel --signal=TERM "$js"
 wait_grep hook_deadline_missed 15 "$w"/log-slow/*.jsonl
 if grep -q '"event": "hook_deadline_missed".*"trigger": "term"' "$w"/log-slow/*.jsonl 2>/dev/null &&
@@ -126,7 +126,7 @@ fi
 scancel "$js"
 
 # --- 4
-wait_file_lines "$w/dies-ready" 1 60
+wait_lines "$w/dies-ready" 1 60
 scancel --signal=TERM "$jd"
 wait_job_state "$jd" COMPLETED 30 >/dev/null
 ev=$(cat "$w"/log-dies/*.jsonl 2>/dev/null)
@@ -138,7 +138,7 @@ else
 fi
 
 # --- 5
-wait_file_lines "$w/held-ready" 1 60
+wait_lines "$w/held-ready" 1 60
 pid=$(sed -n 's/.*"event": "start".*"pid": \([0-9]*\).*/\1/p' "$w"/log-held/*.jsonl 2>/dev/null | head -n 1)
 [ -n "$pid" ] && kill -TERM "$pid"
 wait_job_state "$jh" COMPLETED 30 >/dev/null
@@ -154,10 +154,10 @@ fi
 # --- 6, 7
 for pair in "auto:$ja:false" "always:$jw:true"; do
     IFS=: read -r mode job fwd <<< "$pair"
-    wait_file_lines "$w/dedup-$mode-ready" 1 60
+    wait_lines "$w/dedup-$mode-ready" 1 60
     scancel --signal=USR2 "$job"
     wait_grep '"event": "signal".*"signal": "SIGUSR2"' 20 "$w"/log-dedup-$mode/*.jsonl
-    wait_file_lines "$w/dedup-$mode" 1 10
+    wait_lines "$w/dedup-$mode" 1 10
     scancel "$job"
     wait_job_state "$job" CANCELLED 30 >/dev/null
     got=$(cat "$w/dedup-$mode" 2>/dev/null | wc -l)

@@ -26,14 +26,6 @@ srun -o $w/sig-%t.out $L -- bash -c '
   while :; do sleep 0.1; done'
 EOS
 # Each step waits for the event it needs (traps in place, signal seen), never a fixed sleep.
-wait_lines() {  # FILE N SECONDS
-    local i
-    for i in $(seq 1 $(($3 * 10))); do
-        [ -f "$1" ] && [ "$(wc -l < "$1")" -ge "$2" ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
 j=$(with_timeout 30 sbatch --parsable -t 2 -N1 -n1 -o "$w/sig-batch.out" "$w/sig.sh")
 wait_lines "$w/ready" 2 60
 scancel --signal=USR1 "$j"
