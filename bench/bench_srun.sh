@@ -7,11 +7,16 @@
 # topology through its warm snapshot and binding every task. Prints the medians, both ratios and the
 # per-task time spent in the plugin (its own clock, GPUTOPO_DEBUG_TIMING=1 in 5 further runs:
 # task_init + (init_post_opt's snapshot read + user_init's plan) shared over the node's tasks).
-#   bench/bench_srun.sh [BUILD] [REPS]      (default: build 20)
+#
+# Every launch starts alike: its plugstack.conf written, then no job left on the cluster (the
+# previous job's teardown would otherwise be charged to whichever variant comes next), and the
+# three variants run in a new random order in each repetition. Run back to back in a fixed
+# order, the variant that followed another job directly measured 2-4 % slower on this 2-core box.
+#   bench/bench_srun.sh [BUILD] [REPS]      (default: build 40)
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
-reps=${2:-${GPUTOPO_BENCH_REPS:-20}}
+reps=${2:-${GPUTOPO_BENCH_REPS:-40}}
 . "$src/tests/cluster/harness.sh"
 cluster_start "$build" || exit 1
 tmp=$CLUSTER_DIR/tmp
@@ -25,21 +30,37 @@ one() {  # one LABEL SRUN-ARGS... ; appends the wall time in ms to $tmp/LABEL
     echo $(( (t1 - t0) / 1000000 )) >> "$tmp/$label"
 }
 
-# Warm up both paths (page cache, slurmd connections).
-with_plugin() { plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml cache=$CLUSTER_DIR/cache"; }
-plugstack_set_line ""; one warm
-with_plugin; one warm --gpu-topo=closest
-with_plugin; one warm
+configure() {  # configure VARIANT: plugstack.conf for it
+    if [ "$1" = without ]; then plugstack_set_line ""; else plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml cache=$CLUSTER_DIR/cache"; fi
+}
+idle() {  # until no job is left running or completing (at most 10 s)
+    local i
+    for i in $(seq 1 100); do
+        [ -z "$(squeue -h -t R,CG,CF -o %i 2>/dev/null)" ] && return 0
+        sleep 0.1
+    done
+}
+run_variant() {
+    configure "$1"
+    idle
+    case $1 in
+        without | loaded) one "$1" ;;
+        with) one with --gpu-topo=closest ;;
+    esac
+}
+
+# Warm up every path (page cache, slurmd connections, the topology cache).
+for v in without with loaded; do
+    configure "$v"
+    case $v in with) one warm --gpu-topo=closest ;; *) one warm ;; esac
+done
 for i in $(seq 1 "$reps"); do
-    plugstack_set_line ""
-    one without
-    with_plugin
-    one loaded
-    one with --gpu-topo=closest
+    for v in $(printf '%s\n' without loaded with | shuf); do run_variant "$v"; done
 done
 # The plugin's own clock in separate runs: its timing lines (one per task on
 # stderr, through srun) would otherwise be part of what is measured above.
-for i in $(seq 1 5); do GPUTOPO_DEBUG_TIMING=1 one timed --gpu-topo=closest; done
+configure with
+for i in $(seq 1 5); do idle; GPUTOPO_DEBUG_TIMING=1 one timed --gpu-topo=closest; done
 
 python3 - "$tmp" "$reps" <<'PYEOF'
 import re, statistics, sys
@@ -48,7 +69,7 @@ w = [int(x) for x in open(d + "/with")]
 wo = [int(x) for x in open(d + "/without")]
 lo = [int(x) for x in open(d + "/loaded")]
 per_task = [float(m.group(1)) for m in re.finditer(r"plugin time ([0-9.]+) us", open(d + "/timed.err").read())]
-print("srun -N4 -n32 launch, %d interleaved repetitions each (4 slurmd on one host)" % reps)
+print("srun -N4 -n32 launch, %d repetitions each, shuffled, each on an idle cluster (4 slurmd on one host)" % reps)
 print("  without gputopo.so:                    median %6.1f ms  mean %6.1f ms" % (statistics.median(wo), statistics.mean(wo)))
 print("  gputopo.so loaded, no --gpu-topo:       median %6.1f ms  mean %6.1f ms" % (statistics.median(lo), statistics.mean(lo)))
 print("  --gpu-topo=closest, warm cache=:        median %6.1f ms  mean %6.1f ms" % (statistics.median(w), statistics.mean(w)))

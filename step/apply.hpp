@@ -3,6 +3,8 @@
 // itself, before it starts the program, which inherits both).
 #pragma once
 
+#include <sched.h>
+
 #include <string>
 #include <vector>
 
@@ -10,9 +12,30 @@
 
 namespace gputopo::step {
 
-// Applies `a` to the calling process when a.apply_affinity: sched_setaffinity
-// on a.cpus, then set_mempolicy(a.mempolicy) on a.mems. Returns "" when done
-// (or nothing to do), else what failed ("sched_setaffinity(0-3): ...").
+// A task's CPU affinity and memory policy made ready: the masks built and the
+// NUMA nodes checked on this host, so that applying is two system calls and
+// nothing else. The plugin prepares every task before slurmstepd forks them:
+// what a forked task touches costs it page faults.
+struct PreparedApply {
+    bool active = false;           // the TaskAction's apply_affinity
+    std::string cpus_error;        // found while preparing: applying returns it and applies nothing
+    std::string mems_error;        // found while preparing: applying sets the affinity, then returns it
+    cpu_set_t cpus;                // sched_setaffinity's mask
+    std::string cpus_list;         // the CPUs, for a message
+    MemPolicy policy = MemPolicy::None;
+    int mode = 0;                  // set_mempolicy's mode (MPOL_*)
+    unsigned long mask[16] = {};   // its node mask
+    unsigned long first[16] = {};  // the first node alone: MPOL_PREFERRED where the kernel lacks MPOL_PREFERRED_MANY
+};
+
+PreparedApply prepare_apply(const TaskAction& a);
+
+// Applies a prepared task to the calling process: sched_setaffinity, then
+// set_mempolicy. Returns "" when done (or nothing to do), else what failed
+// ("sched_setaffinity(0-3): ..."). Allocates only to say what failed.
+std::string apply_prepared(const PreparedApply& p);
+
+// prepare_apply then apply_prepared, in the calling process (gputopo-launch).
 std::string apply_task(const TaskAction& a);
 
 // The memory policy alone: MPOL_PREFERRED_MANY (several nodes; MPOL_PREFERRED

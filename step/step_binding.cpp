@@ -66,9 +66,13 @@ struct Kept {
     std::vector<int> id_parents;
 };
 
+// Slurm's GPUs are kept as it set them in each task: the user's --gpu-bind,
+// or devices named by UUID.
+bool keeps_slurm_gpus(const StepInputs& in) { return !in.gpu_bind.empty() || !in.device_ids.empty(); }
+
 Kept kept_devices(const Node& node, const StepInputs& in, const Getenv& current) {
     Kept k;
-    if (in.gpu_bind.empty() && in.device_ids.empty()) return k;
+    if (!keeps_slurm_gpus(in)) return k;
     k.active = true;
     if (!in.device_ids.empty()) {
         // The task's own UUIDs (Slurm narrows them per task), else the step's.
@@ -155,6 +159,8 @@ std::string verbose_line(const std::string& node_name, int task, const TaskBindi
 }
 
 }  // namespace
+
+bool StepBinding::task_reads_own_gpus() const { return keeps_slurm_gpus(inputs_); }
 
 TaskAction StepBinding::task(int task, const Getenv& current) const {
     if (task < 0 || static_cast<size_t>(task) >= plan_.tasks.size())

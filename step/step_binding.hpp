@@ -86,6 +86,12 @@ public:
     // Throws PlanError for a task not planned.
     TaskAction task(int task, const Getenv& current) const;
 
+    // Whether task() reads GPUs Slurm set in each task's own environment (the
+    // user's --gpu-bind, or devices named by UUID). When not, every task's
+    // action follows from the step's environment alone and can be made before
+    // the tasks exist (the plugin makes them all before slurmstepd forks).
+    bool task_reads_own_gpus() const;
+
 private:
     Options options_;
     std::string node_name_;

@@ -6,9 +6,12 @@
 //   user_init (as the user, once per node, before the tasks fork): decide the
 //     options, read the topology once (the root read above, else topology=,
 //     else the cache, else live discovery), plan: one step::StepBinding.
-//   task_init (in each task, before exec): the task's action from the
-//     binding: environment, CPU affinity and memory policy (step::apply_task),
-//     the verbose line.
+//     Then every task's action, made here before slurmstepd forks the tasks
+//     (unless it depends on the task's own environment): a forked task pays a
+//     page fault for each page it touches, so it should compute nothing.
+//   task_init (in each task, before exec): the task's action (made above, else
+//     now from the binding): environment, CPU affinity and memory policy
+//     (step/apply.hpp), the verbose line.
 // Any failure: one warning "gputopo: ..." on the user's stderr (from local task
 // 0) and the tasks run unbound; with `strict` the step fails with the message.
 extern "C" {
@@ -39,6 +42,12 @@ namespace gputopo::spank {
 
 namespace {
 
+// One task's action and its affinity and memory policy, ready to apply.
+struct TaskWork {
+    step::TaskAction action;
+    step::PreparedApply apply;
+};
+
 // This slurmstepd's state: filled by init_post_opt and user_init, read by
 // task_init in the forked tasks. Private to this file.
 struct StepdState {
@@ -49,6 +58,7 @@ struct StepdState {
     step::Options effective;              // the step's options, else the job's, else default=
     std::string node_name;
     std::optional<step::StepBinding> binding;
+    std::vector<TaskWork> prepared;       // every local task's work, made before the fork (empty: made in the task)
     std::string problem;                  // why this step runs unbound ("" when fine)
     double root_read_us = 0;              // time init_post_opt spent reading the snapshot
     double plan_us = 0;                   // time user_init spent (read + plan)
@@ -165,7 +175,26 @@ bool special_step(spank_t sp) {
     return step >= 0xfffffffaU;
 }
 
-// user_init's work, for an active step: the binding, then islands.
+// Every local task's work, before slurmstepd forks the tasks, when it follows
+// from the step's environment alone. On any error nothing is prepared: each
+// task then makes its own and reports what it meets.
+void prepare_tasks(spank_t sp, StepdState& st) {
+    const step::StepBinding& b = *st.binding;
+    if (b.task_reads_own_gpus()) return;
+    try {
+        const step::Getenv env = job_env(sp);
+        st.prepared.reserve(static_cast<size_t>(st.local_tasks));
+        for (int t = 0; t < st.local_tasks; ++t) {
+            TaskWork w{b.task(t, env), {}};
+            w.apply = step::prepare_apply(w.action);
+            st.prepared.push_back(std::move(w));
+        }
+    } catch (const std::exception&) {
+        st.prepared.clear();
+    }
+}
+
+// user_init's work, for an active step: the binding, its tasks' work, then islands.
 void plan_node(spank_t sp, StepdState& st) {
     st.node_name = step_node_name(sp);
     try {
@@ -188,6 +217,7 @@ void plan_node(spank_t sp, StepdState& st) {
         st.problem = e.what();
         return;
     }
+    prepare_tasks(sp, st);
     const PluginConfig& c = shared().config;
     if (st.effective.mode == Mode::Island) {
         try {  // islands= and/or Slurm's own topology (topo/fabric/slurm_islands.hpp)
@@ -253,13 +283,30 @@ std::string node_name_mismatch(spank_t sp, const StepdState& st) {
     return "the step's node list names this node '" + st.node_name + "' but slurmstepd says '" + *real + "'";
 }
 
+// This task's work: made before the fork, else now (the launcher's path too:
+// StepBinding::task, step::prepare_apply); islands, which read the task's
+// environment, are always added here.
+const TaskWork& task_work(spank_t sp, const StepdState& st, int task, TaskWork& made) {
+    const bool ready = task >= 0 && static_cast<size_t>(task) < st.prepared.size();
+    const bool islands = st.islands || !st.islands_problem.empty();
+    if (ready && !islands) return st.prepared[static_cast<size_t>(task)];
+    if (ready) {
+        made = st.prepared[static_cast<size_t>(task)];
+    } else {
+        made.action = st.binding->task(task, job_env(sp));
+        made.apply = step::prepare_apply(made.action);
+    }
+    add_islands(sp, st, task, made.action);
+    return made;
+}
+
 void bind_task(spank_t sp, const StepdState& st, int task) {
-    const step::StepBinding& b = *st.binding;
-    step::TaskAction a = b.task(task, job_env(sp));
-    add_islands(sp, st, task, a);
+    TaskWork made;
+    const TaskWork& w = task_work(sp, st, task, made);
+    const step::TaskAction& a = w.action;
     for (const auto& v : a.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
     say_step_notes(sp, st, task);
-    const std::string apply_error = step::apply_task(a);
+    const std::string apply_error = step::apply_prepared(w.apply);
     const std::string failure = step::binding_failure(a, apply_error);
     const std::string why = apply_error.empty() ? a.skip_reason : failure;
     const bool failed = !failure.empty();
