@@ -302,6 +302,68 @@ TEST_CASE("memory policy applied: MPOL_PREFERRED by default, MPOL_BIND with memb
     CHECK_THAT(step::apply_mempolicy(step::MemPolicy::Preferred, {999}), Catch::Contains("does not exist"));
 }
 
+namespace {
+
+// apply_prepared in a child: what it returned, and the CPUs the child then had.
+std::pair<std::string, std::string> applied_in_child(const step::PreparedApply& p) {
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        std::string out = step::apply_prepared(p);
+        out += "|" + step::current_affinity().to_list();
+        (void)!write(fds[1], out.data(), out.size());
+        _exit(0);
+    }
+    close(fds[1]);
+    char buf[512] = {0};
+    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    waitpid(pid, nullptr, 0);
+    std::string got(buf, n > 0 ? static_cast<size_t>(n) : 0);
+    size_t bar = got.rfind('|');
+    return {got.substr(0, bar), bar == std::string::npos ? "" : got.substr(bar + 1)};
+}
+
+step::TaskAction action_on(const CpuSet& cpus, std::vector<int> mems) {
+    step::TaskAction a;
+    a.cpus = cpus;
+    a.mems = std::move(mems);
+    a.apply_affinity = true;
+    a.mempolicy = step::MemPolicy::Preferred;
+    return a;
+}
+
+}  // namespace
+
+TEST_CASE("prepared before the fork, applied after: the same affinity and the same errors", "[step][apply]") {
+    const CpuSet mine = step::current_affinity();
+    REQUIRE(!mine.empty());
+    const CpuSet one = CpuSet::range(mine.to_vector().front(), mine.to_vector().front());
+
+    auto fine = applied_in_child(step::prepare_apply(action_on(one, {0})));
+    CHECK(fine.first == "");
+    CHECK(fine.second == one.to_list());
+
+    // A NUMA node this host lacks: the CPUs are still bound, the error names the node.
+    auto no_node = applied_in_child(step::prepare_apply(action_on(one, {999})));
+    CHECK_THAT(no_node.first, Catch::Contains("NUMA node 999 does not exist"));
+    CHECK(no_node.second == one.to_list());
+
+    // A CPU beyond the CPU set: nothing applied, the error names the CPU.
+    auto too_far = applied_in_child(step::prepare_apply(action_on(CpuSet::range(CPU_SETSIZE, CPU_SETSIZE), {0})));
+    CHECK_THAT(too_far.first, Catch::Contains("beyond this host's CPU set size"));
+    CHECK(too_far.second == mine.to_list());
+
+    // Not to be applied (another host's topology, the user's --cpu-bind): nothing done.
+    step::TaskAction skip = action_on(one, {0});
+    skip.apply_affinity = false;
+    auto skipped = applied_in_child(step::prepare_apply(skip));
+    CHECK(skipped.first == "");
+    CHECK(skipped.second == mine.to_list());
+}
+
 TEST_CASE("Slurm GPU lists: ranges are bounded, never expanded beyond a node (finding 3)", "[step][bounds]") {
     // What a user could put in SLURM_STEP_GPUS / CUDA_VISIBLE_DEVICES: once
     // 2.1 GB and 37 s of slurmstepd's memory and time.
