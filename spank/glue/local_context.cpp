@@ -8,7 +8,6 @@ extern "C" {
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,27 +15,35 @@ extern "C" {
 #include "spank/glue/state.hpp"
 #include "step/user_gpu_bind.hpp"
 #include "topo/core/env_names.hpp"
+#include "topo/core/files.hpp"
 
 namespace gputopo::spank {
 
 namespace {
 
-// srun's argv from /proc/self/cmdline (at most 1 MiB read).
+// srun's argv from /proc/self/cmdline (at most 1 MiB; none when longer).
 std::vector<std::string> own_command_line() {
     std::vector<std::string> argv;
-    std::ifstream in("/proc/self/cmdline", std::ios::binary);
-    std::string arg;
-    char c;
-    size_t total = 0;
-    while (in.get(c) && ++total <= (1u << 20)) {
-        if (c == '\0') {
-            argv.push_back(arg);
-            arg.clear();
-        } else {
-            arg += c;
-        }
+    const std::optional<std::string> text = read_file_bounded("/proc/self/cmdline", ReadLimits{1u << 20, true});
+    if (!text) return argv;
+    size_t start = 0;
+    for (size_t i = 0; i < text->size(); ++i) {
+        if ((*text)[i] != '\0') continue;
+        argv.push_back(text->substr(start, i - start));
+        start = i + 1;
     }
     return argv;
+}
+
+// Whether gputopo may bind the steps this srun launches: --gpu-topo given to
+// it or to the job (sbatch/salloc hand it down in the environment), else
+// plugstack.conf's default=. When not, srun does nothing more.
+bool steps_may_bind(const SharedConfig& st) {
+    if (!st.config_ok) return false;
+    if (st.user_options) return st.user_options->mode != Mode::None;
+    for (const char* var : kJobOptionVars)
+        if (std::getenv(var)) return true;
+    return st.config.defaults.mode != Mode::None;
 }
 
 }  // namespace
@@ -51,7 +58,7 @@ int local_init_post_opt(spank_t, int, char**) {
         }
         // The user's --gpu-bind, for the step (step/user_gpu_bind.hpp). In srun
         // only: sbatch/salloc pass it to their srun through SLURM_GPU_BIND.
-        if (spank_context() == S_CTX_LOCAL) {
+        if (spank_context() == S_CTX_LOCAL && steps_may_bind(st)) {
             std::string bind = step::user_gpu_bind(own_command_line(), [](const std::string& n) {
                 const char* v = std::getenv(n.c_str());
                 return v ? std::optional<std::string>(v) : std::nullopt;

@@ -41,6 +41,7 @@ SharedConfig& shared() {
 }
 
 const char* const kOptionName = "gpu-topo";
+const char* const kJobOptionVars[2] = {"SPANK__SLURM_SPANK_OPTION_gputopo_gpu_topo", "_SLURM_SPANK_OPTION_gputopo_gpu_topo"};
 
 namespace {
 

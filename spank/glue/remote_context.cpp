@@ -31,6 +31,7 @@ extern "C" {
 #include "step/apply.hpp"
 #include "step/step_binding.hpp"
 #include "step/topology_path.hpp"
+#include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/fabric/island_sources.hpp"
 #include "topo/fabric/slurm_islands.hpp"
@@ -72,8 +73,6 @@ StepdState& stepd() {
     static StepdState s;
     return s;
 }
-
-const char* kJobOptionVars[] = {"SPANK__SLURM_SPANK_OPTION_gputopo_gpu_topo", "_SLURM_SPANK_OPTION_gputopo_gpu_topo"};
 
 std::string host_name() {
     char host[256] = {0};
@@ -277,10 +276,21 @@ void report_problem(const StepdState& st, int task) {
 
 // The SLURMD_NODENAME slurmstepd set in this task's environment must name the
 // node user_init planned for; else the plan was for another node's topology.
+// Read into the stack: the forked task allocates nothing it need not.
 std::string node_name_mismatch(spank_t sp, const StepdState& st) {
-    auto real = job_getenv(sp, "SLURMD_NODENAME");
-    if (!real || real->empty() || *real == st.node_name) return "";
-    return "the step's node list names this node '" + st.node_name + "' but slurmstepd says '" + *real + "'";
+    char buf[256];
+    const spank_err_t rc = spank_getenv(sp, "SLURMD_NODENAME", buf, sizeof buf);
+    if (rc != ESPANK_SUCCESS && rc != ESPANK_NOSPACE) return "";
+    if (rc == ESPANK_SUCCESS && (!buf[0] || st.node_name == buf)) return "";
+    const std::string real = rc == ESPANK_SUCCESS ? std::string(buf) : job_getenv(sp, "SLURMD_NODENAME").value_or("");
+    if (real.empty() || real == st.node_name) return "";
+    return "the step's node list names this node '" + st.node_name + "' but slurmstepd says '" + real + "'";
+}
+
+// GPUTOPO_DEBUG_TIMING=1 in the job's environment (read into the stack, per task).
+bool debug_timing(spank_t sp) {
+    char v[4];
+    return spank_getenv(sp, env::kDebugTiming, v, sizeof v) == ESPANK_SUCCESS && std::strcmp(v, "1") == 0;
 }
 
 // This task's work: made before the fork, else now (the launcher's path too:
@@ -400,7 +410,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
             return 0;
         }
         bind_task(sp, st, task);
-        if (auto t = job_getenv(sp, "GPUTOPO_DEBUG_TIMING"); t && *t == "1") {
+        if (debug_timing(sp)) {
             double us = micros_since(t0);
             const double per_node = st.root_read_us + st.plan_us;
             std::fprintf(stderr,

@@ -26,6 +26,10 @@ struct SharedConfig {
 
 SharedConfig& shared();
 
+// The job's --gpu-topo (sbatch/salloc) as Slurm hands it to the steps in the
+// environment (plugin.cpp).
+extern const char* const kJobOptionVars[2];
+
 // The option Slurm shows for us: --gpu-topo=MODE[,FLAG...].
 extern const char* const kOptionName;
 int register_option(spank_t sp);
