@@ -164,6 +164,9 @@ int node_roce_gid_index(const Node& node) {
 
 std::vector<NicFallback> nic_fallbacks(const Node& node) {
     std::vector<NicFallback> out;
+    // Every NIC for GPU traffic usable: no GPU lost its nearest (and no paths to measure).
+    if (std::all_of(node.nics.begin(), node.nics.end(), [](const Nic& n) { return !n.rdma || n.storage || n.usable(); }))
+        return out;
     for (const auto& g : node.gpus) {
         // Nearest among the NICs meant for GPU traffic, up or down.
         std::vector<size_t> nearest;
