@@ -6,9 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "topo/core/errors.hpp"
 #include "topo/core/files.hpp"
@@ -22,10 +20,8 @@ namespace gputopo::spank {
 namespace {
 
 std::string first_line(const std::string& path) {
-    std::ifstream f(path);
-    std::string line;
-    if (f) std::getline(f, line);
-    return line;
+    std::optional<std::string> text = read_file_bounded(path, ReadLimits{1 << 16, true});
+    return text ? text->substr(0, text->find('\n')) : std::string();
 }
 
 // A cache file's content, "" when absent or refused: at most kMaxTopologyFileBytes,

@@ -6,7 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+
+#include "topo/core/files.hpp"
 
 namespace gputopo::step {
 
@@ -88,11 +89,9 @@ std::string apply_mempolicy(MemPolicy policy, const std::vector<int>& mems) {
 }
 
 CpuSet online_cpus() {
-    std::ifstream f("/sys/devices/system/cpu/online");
-    std::string line;
-    if (f && std::getline(f, line)) {
+    if (auto text = read_file_bounded("/sys/devices/system/cpu/online", ReadLimits{1 << 16, true})) {
         try {
-            return CpuSet::parse_list(line);
+            return CpuSet::parse_list(text->substr(0, text->find('\n')));
         } catch (const std::exception&) {
         }
     }

@@ -104,6 +104,19 @@ TEST_CASE("node snapshot: every damaged index is refused when read, naming the r
     }
 }
 
+TEST_CASE("node snapshot: a number field is a whole number, nothing around it", "[spank][snapshot]") {
+    const Node node = load_topology_file(
+        gputopo_test::topology("hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml"));
+    const std::string text = write_node_snapshot(node);
+    // What was written reads back to the same snapshot.
+    CHECK(write_node_snapshot(read_node_snapshot(text, "good.snap")) == text);
+    for (const std::string bad : {"3x", " 3", "+3", "", "0x10"}) {
+        INFO("gpu pci_object '" << bad << "'");
+        CHECK_THROWS_WITH(read_node_snapshot(set_field(text, "gpu", 0, 5, bad), "bad.snap"),
+                          Catch::Contains("bad.snap is not a gputopo node snapshot") && Catch::Contains("line "));
+    }
+}
+
 TEST_CASE("node snapshot: the refused damage is what crashed the planner before", "[spank][snapshot]") {
     // Guards the test above: a snapshot whose GPU names a PCI object past the
     // end must not reach the planner; the undamaged one plans every GPU.

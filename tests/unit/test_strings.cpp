@@ -21,3 +21,12 @@ TEST_CASE("split_nonempty drops the empty fields", "[strings]") {
     CHECK(split_nonempty(";;", ';').empty());
     CHECK(split_nonempty("gputopo:exclude=n1;backoff=40", ';') == V{"gputopo:exclude=n1", "backoff=40"});
 }
+
+TEST_CASE("split_field_views: the same fields as views into the text", "[strings]") {
+    const std::string text = "gpu\t0\t\t0000:17:00.0";
+    auto views = gputopo::split_field_views(text, '\t');
+    REQUIRE(views.size() == 4);
+    CHECK(V(views.begin(), views.end()) == split_fields(text, '\t'));
+    CHECK(views[3].data() == text.data() + text.find("0000"));  // no copy
+    CHECK(gputopo::split_field_views("", ',').size() == 1);
+}

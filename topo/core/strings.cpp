@@ -2,15 +2,21 @@
 
 namespace gputopo {
 
-std::vector<std::string> split_fields(std::string_view s, char sep) {
-    std::vector<std::string> out;
+std::vector<std::string_view> split_field_views(std::string_view s, char sep) {
+    std::vector<std::string_view> out;
     size_t start = 0;
     for (;;) {
         const size_t at = s.find(sep, start);
-        out.emplace_back(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+        out.push_back(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
         if (at == std::string_view::npos) return out;
         start = at + 1;
     }
+}
+
+std::vector<std::string> split_fields(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    for (std::string_view f : split_field_views(s, sep)) out.emplace_back(f);
+    return out;
 }
 
 std::vector<std::string> split_nonempty(std::string_view s, char sep) {

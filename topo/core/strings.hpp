@@ -12,6 +12,9 @@ namespace gputopo {
 // the caller names).
 std::vector<std::string> split_fields(std::string_view s, char sep);
 
+// The same fields as views into `s` (valid while `s` is): no allocation per field.
+std::vector<std::string_view> split_field_views(std::string_view s, char sep);
+
 // The non-empty fields only: "a,,b," -> {"a", "b"}, "" -> {}.
 std::vector<std::string> split_nonempty(std::string_view s, char sep);
 

@@ -1,9 +1,11 @@
 #include "topo/sources/node_snapshot.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <stdexcept>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -31,12 +33,12 @@ std::string esc(const std::string& s) {
     return out;
 }
 
-std::string unesc(const std::string& s) {
+std::string unesc(std::string_view s) {
     if (s == "%0") return "";
     std::string out;
     for (size_t i = 0; i < s.size(); ++i) {
         if (s[i] == '%' && i + 2 < s.size()) {
-            out += static_cast<char>(std::strtol(s.substr(i + 1, 2).c_str(), nullptr, 16));
+            out += static_cast<char>(std::strtol(std::string(s.substr(i + 1, 2)).c_str(), nullptr, 16));
             i += 2;
         } else {
             out += s[i];
@@ -55,10 +57,10 @@ std::string esc_list(const std::vector<std::string>& v) {
     return out;
 }
 
-std::vector<std::string> unesc_list(const std::string& s) {
+std::vector<std::string> unesc_list(std::string_view s) {
     std::vector<std::string> out;
     if (s == "%0") return out;
-    for (const auto& p : split_fields(s, ',')) out.push_back(unesc(p));
+    for (std::string_view p : split_field_views(s, ',')) out.push_back(unesc(p));
     return out;
 }
 
@@ -179,21 +181,35 @@ std::string write_node_snapshot(const Node& n) {
 namespace {
 
 
-// One line of a snapshot: its tab-separated fields and typed access to them.
+// A whole field as a number (from_chars: no sign, space or trailing text).
+template <class T>
+T number(std::string_view v) {
+    T out{};
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    if (ec != std::errc() || end != v.data() + v.size())
+        throw std::invalid_argument("'" + std::string(v) + "' is not a number");
+    return out;
+}
+
+// One line of a snapshot: its tab-separated fields (views into the text) and
+// typed access to them.
 struct Record {
-    std::vector<std::string> f;
+    std::vector<std::string_view> f;
     size_t lineno;
     const std::string& name;
 
-    const std::string& tag() const { return f[0]; }
+    std::string_view tag() const { return f[0]; }
     TopologyError bad(const std::string& why) const { return snapshot_error(name, why); }
     void need(size_t k) const {
-        if (f.size() != k + 1) throw bad("line " + std::to_string(lineno) + ": " + tag() + " needs " + std::to_string(k) + " fields");
+        if (f.size() != k + 1)
+            throw bad("line " + std::to_string(lineno) + ": " + std::string(tag()) + " needs " + std::to_string(k) + " fields");
     }
-    int I(size_t i) const { return std::stoi(f[i]); }
-    unsigned U(size_t i) const { return static_cast<unsigned>(std::stoul(f[i])); }
+    int I(size_t i) const { return number<int>(f[i]); }
+    unsigned U(size_t i) const { return number<unsigned>(f[i]); }
+    unsigned long long ULL(size_t i) const { return number<unsigned long long>(f[i]); }
+    double D(size_t i) const { return std::stod(std::string(f[i])); }
     CpuSet C(size_t i) const { return CpuSet::parse_list(unesc(f[i])); }
-    PciAddress A(size_t i) const { return PciAddress::parse(f[i]); }
+    PciAddress A(size_t i) const { return PciAddress::parse(std::string(f[i])); }
 };
 
 PciObject read_pci(const Record& r) {
@@ -223,7 +239,7 @@ Gpu read_gpu(const Record& r) {
     g.local_cpus = r.C(7);
     g.os_names = unesc_list(r.f[8]);
     g.uuid = unesc(r.f[9]);
-    g.memory_bytes = std::stoull(r.f[10]);
+    g.memory_bytes = r.ULL(10);
     g.fabric_cluster_uuid = unesc(r.f[11]);
     g.fabric_clique = r.I(12);
     return g;
@@ -240,7 +256,7 @@ Nic read_nic(const Record& r) {
     x.local_cpus = r.C(6);
     x.rdma = r.I(7) != 0;
     x.storage = r.I(8) != 0;
-    x.speed_gbps = std::stod(r.f[9]);
+    x.speed_gbps = r.D(9);
     return x;
 }
 
@@ -251,14 +267,14 @@ GpuLink read_link(const Record& r) {
     l.b = r.I(2);
     l.kind = static_cast<LinkKind>(r.I(3));
     l.count = r.I(4);
-    l.bandwidth_gbps = std::stod(r.f[5]);
+    l.bandwidth_gbps = r.D(5);
     l.via_switch = r.I(6) != 0;
     return l;
 }
 
 // Adds one record to `n`; false at the end line.
 bool read_record(Node& n, const Record& r) {
-    const std::string& tag = r.tag();
+    const std::string_view tag = r.tag();
     if (tag == "node") {
         r.need(3);
         n.hostname = unesc(r.f[1]);
@@ -269,7 +285,7 @@ bool read_record(Node& n, const Record& r) {
         n.packages.push_back({r.I(1), r.C(2)});
     } else if (tag == "numa") {
         r.need(3);
-        n.numa_nodes.push_back({r.I(1), r.C(2), std::stoull(r.f[3])});
+        n.numa_nodes.push_back({r.I(1), r.C(2), r.ULL(3)});
     } else if (tag == "core") {
         r.need(3);
         n.cores.push_back({r.I(1), r.I(2), r.C(3)});
@@ -282,7 +298,7 @@ bool read_record(Node& n, const Record& r) {
     } else if (tag == "port") {
         r.need(5);
         if (n.nics.empty()) throw r.bad("port before any nic");
-        n.nics.back().ports.push_back({r.I(1), unesc(r.f[2]), unesc(r.f[3]), std::stod(r.f[4]), r.I(5)});
+        n.nics.back().ports.push_back({r.I(1), unesc(r.f[2]), unesc(r.f[3]), r.D(4), r.I(5)});
     } else if (tag == "mig") {
         r.need(2);
         int index = r.I(1);
@@ -297,7 +313,7 @@ bool read_record(Node& n, const Record& r) {
     } else if (tag == "end") {
         return false;
     } else {
-        throw r.bad("line " + std::to_string(r.lineno) + ": unknown record '" + tag + "'");
+        throw r.bad("line " + std::to_string(r.lineno) + ": unknown record '" + std::string(tag) + "'");
     }
     return true;
 }
@@ -305,16 +321,25 @@ bool read_record(Node& n, const Record& r) {
 }  // namespace
 
 Node read_node_snapshot(const std::string& text, const std::string& name) {
-    std::istringstream in(text);
-    std::string line;
-    if (!std::getline(in, line) || line != kHeader) throw snapshot_error(name, "wrong header");
+    // Lines as views of `text` (no stream: slurmstepd reads this before every step).
+    size_t pos = 0;
+    auto next_line = [&](std::string_view& line) {
+        if (pos >= text.size()) return false;
+        size_t end = text.find('\n', pos);
+        if (end == std::string::npos) end = text.size();
+        line = std::string_view(text).substr(pos, end - pos);
+        pos = end + 1;
+        return true;
+    };
+    std::string_view line;
+    if (!next_line(line) || line != kHeader) throw snapshot_error(name, "wrong header");
     Node n;
     bool ended = false;
     size_t lineno = 1;
     try {
-        while (!ended && std::getline(in, line)) {
+        while (!ended && next_line(line)) {
             ++lineno;
-            ended = !read_record(n, Record{split_fields(line, '\t'), lineno, name});
+            ended = !read_record(n, Record{split_field_views(line, '\t'), lineno, name});
         }
     } catch (const TopologyError&) {
         throw;
