@@ -8,14 +8,14 @@
 #include <set>
 #include <sstream>
 
+#include "topo/core/files.hpp"
+
 namespace gputopo::launch {
 
 namespace {
 
 std::optional<CpuSet> read_cpulist(const std::string& path) {
-    std::ifstream in(path);
-    std::string text;
-    if (!in || !std::getline(in, text)) return std::nullopt;
+    std::string text = read_first_line(path);
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
     if (text.empty()) return std::nullopt;
     try {
@@ -47,13 +47,6 @@ std::vector<std::string> list_dir(const std::string& dir) {
     return out;
 }
 
-std::string first_line(const std::string& path) {
-    std::ifstream in(path);
-    std::string line;
-    std::getline(in, line);
-    return line;
-}
-
 // The driver's GPUs: /proc/driver/nvidia/gpus/<PCI bus id>/.
 std::vector<std::string> driver_gpus(const std::string& root) { return list_dir(root + "/proc/driver/nvidia/gpus"); }
 
@@ -76,8 +69,8 @@ std::vector<std::string> node_gpu_buses(const std::string& root) {
     std::vector<std::string> out;
     const std::string base = root + "/sys/bus/pci/devices/";
     for (const std::string& bus : list_dir(base)) {
-        std::string cls = first_line(base + bus + "/class");
-        if (first_line(base + bus + "/vendor") == "0x10de" && (cls.rfind("0x0300", 0) == 0 || cls.rfind("0x0302", 0) == 0))
+        std::string cls = read_first_line(base + bus + "/class");
+        if (read_first_line(base + bus + "/vendor") == "0x10de" && (cls.rfind("0x0300", 0) == 0 || cls.rfind("0x0302", 0) == 0))
             out.push_back(bus);
     }
     return out;

@@ -19,11 +19,6 @@ namespace gputopo::spank {
 
 namespace {
 
-std::string first_line(const std::string& path) {
-    std::optional<std::string> text = read_file_bounded(path, ReadLimits{1 << 16, true});
-    return text ? text->substr(0, text->find('\n')) : std::string();
-}
-
 // A cache file's content, "" when absent or refused: at most kMaxTopologyFileBytes,
 // a regular file, never through a symbolic link (issue 12, finding 5).
 std::string read_cache_file(const std::string& path) {
@@ -52,8 +47,8 @@ std::string CacheStamp::to_text() const {
 
 CacheStamp current_stamp() {
     CacheStamp s;
-    s.boot_id = first_line("/proc/sys/kernel/random/boot_id");
-    s.driver = first_line("/proc/driver/nvidia/version");
+    s.boot_id = read_first_line("/proc/sys/kernel/random/boot_id");
+    s.driver = read_first_line("/proc/driver/nvidia/version");
     return s;
 }
 

@@ -89,9 +89,9 @@ std::string apply_mempolicy(MemPolicy policy, const std::vector<int>& mems) {
 }
 
 CpuSet online_cpus() {
-    if (auto text = read_file_bounded("/sys/devices/system/cpu/online", ReadLimits{1 << 16, true})) {
+    if (std::string line = read_first_line("/sys/devices/system/cpu/online"); !line.empty()) {
         try {
-            return CpuSet::parse_list(text->substr(0, text->find('\n')));
+            return CpuSet::parse_list(line);
         } catch (const std::exception&) {
         }
     }

@@ -106,6 +106,24 @@ TEST_CASE("read_file_bounded: size limit, FIFO, device, directory, link", "[file
     CHECK(why.what == "is a symbolic link");
 }
 
+TEST_CASE("read_first_line: the first line of a small file, nothing from a FIFO, device or big file", "[files]") {
+    TempDir d;
+    const std::string file = d.path + "/attr";
+    std::ofstream(file) << "4: ACTIVE\nsecond\n";
+    CHECK(read_first_line(file) == "4: ACTIVE");
+    std::ofstream(d.path + "/nonl") << "0-3";
+    CHECK(read_first_line(d.path + "/nonl") == "0-3");
+    std::ofstream(d.path + "/big") << std::string(70000, 'x');
+    CHECK(read_first_line(d.path + "/big") == "");
+    const std::string fifo = d.path + "/fifo";
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    CHECK(finishes_within(10, [&] {
+        if (!read_first_line(fifo).empty()) throw 1;
+    }));
+    CHECK(read_first_line("/dev/zero") == "");
+    CHECK(read_first_line(d.path + "/none") == "");
+}
+
 TEST_CASE("a topology file that is a device or a FIFO is refused, not read forever", "[files]") {
     CHECK(finishes_within(20, [] {
         std::string m = message_of([] { load_topology_file("/dev/zero"); });

@@ -78,6 +78,11 @@ std::optional<std::string> read_file_bounded(const std::string& path, const Read
     return text;
 }
 
+std::string read_first_line(const std::string& path) {
+    std::optional<std::string> text = read_file_bounded(path, ReadLimits{uint64_t{1} << 16, true});
+    return text ? text->substr(0, text->find('\n')) : std::string();
+}
+
 void write_file_atomically(const std::string& path, const std::string& text, unsigned mode) {
     const std::string tmp = path + ".tmp." + std::to_string(::getpid());
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode));

@@ -34,6 +34,10 @@ struct ReadFailure {
 std::optional<std::string> read_file_bounded(const std::string& path, const ReadLimits& limits,
                                              ReadFailure* failure = nullptr);
 
+// The first line of a small text file (a sysfs or /proc attribute), without its
+// newline: read_file_bounded with a 64 KiB limit. "" when it cannot be read.
+std::string read_first_line(const std::string& path);
+
 // Writes `text` to `path` through `path`.tmp.<pid> created with O_EXCL |
 // O_NOFOLLOW (mode `mode`), fsync'ed and renamed over `path`. Throws
 // TopologyError naming the file on failure; leaves no temporary file behind.

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <system_error>
 
 #include "topo/core/distance.hpp"
+#include "topo/core/files.hpp"
 #include "topo/plan/nic_selection.hpp"
 #include "topo/output/text_table.hpp"
 
@@ -19,9 +19,7 @@ namespace {
 
 // First line of a sysfs attribute, trimmed; "" when unreadable.
 std::string read_attr(const fs::path& p) {
-    std::ifstream in(p);
-    std::string line;
-    if (!in || !std::getline(in, line)) return "";
+    std::string line = read_first_line(p.string());
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
         line.pop_back();
     size_t b = 0;
