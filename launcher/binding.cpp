@@ -6,11 +6,13 @@
 
 #include "launcher/framework_env.hpp"
 #include "step/apply.hpp"
+#include "step/device_scope.hpp"
 #include "step/gpu_ids.hpp"
 #include "step/topology_path.hpp"
 #include "step/step_inputs.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/fabric/slurm_islands.hpp"
 #include "topo/plan/task_env.hpp"
 #include "topo/sources/source_merge.hpp"
 #include "topo/sources/topology_loader.hpp"
@@ -104,9 +106,46 @@ Getenv with_node_gpus(const Getenv& task_env, const Node& node) {
     };
 }
 
+step::Getenv constrained_step_environment(const Getenv& task_env, const std::vector<int>& step_gpus) {
+    std::vector<int> relative(step_gpus.size());
+    for (size_t i = 0; i < relative.size(); ++i) relative[i] = static_cast<int>(i);
+    const std::string physical = join_ints(step_gpus), local = join_ints(relative);
+    return [task_env, physical, local](const std::string& name) -> std::optional<std::string> {
+        if (name == env::kSlurmStepGpus) return physical;
+        if (name == env::kCudaVisibleDevices || name == env::kRocrVisibleDevices) return local;
+        return task_env(name);
+    };
+}
+
+std::optional<std::vector<int>> constrained_step_gpus(const Getenv& get, const Node& node, std::string& why) {
+    auto list = [](const std::optional<std::string>& v, const char* var) -> std::optional<std::vector<int>> {
+        if (!v || v->empty()) return std::nullopt;
+        return step::parse_index_list(*v, var);
+    };
+    if (auto v = list(get(env::kStepGpus), env::kStepGpus)) return v;
+    const std::optional<std::string> on_node = get(env::kSlurmGpusOnNode);
+    const long count = on_node && !on_node->empty() && on_node->size() < 6 &&
+                               on_node->find_first_not_of("0123456789") == std::string::npos
+                           ? std::stol(*on_node)
+                           : -1;
+    if (count > 0 && static_cast<size_t>(count) == node.gpus.size()) {
+        std::vector<int> all;
+        for (const auto& g : node.gpus) all.push_back(g.index);
+        return all;
+    }
+    if (auto nodes = get(env::kSlurmJobNumNodes); nodes && *nodes == "1")
+        if (auto v = list(get(env::kSlurmJobGpus), env::kSlurmJobGpus); v && static_cast<long>(v->size()) == count)
+            return v;
+    why = "devices are constrained (ConstrainDevices) and the step holds " +
+          (count > 0 ? std::to_string(count) : std::string("some")) + " of this node's " +
+          std::to_string(node.gpus.size()) + " GPUs: which ones only the gputopo plugin in the step can say (" +
+          env::kStepGpus + ")";
+    return std::nullopt;
+}
+
 step::TaskAction binding_for(const Node& node, const step::Options& opt, const Getenv& task_env, bool narrowed,
                              const std::optional<std::vector<int>>& step_gpus, const CpuSet& host_cpus,
-                             const CpuSet& affinity) {
+                             const CpuSet& affinity, bool constrained) {
     char host[256] = {0};
     gethostname(host, sizeof host - 1);
     const TaskPlace place = task_place(task_env, host);
@@ -118,18 +157,24 @@ step::TaskAction binding_for(const Node& node, const step::Options& opt, const G
     int task = place.local_id;
     setup.env = task_env;
     setup.local_tasks = place.local_tasks;
+    setup.devices_constrained = constrained;
+    setup.per_task_rule = step::built_per_task_rule();
     // Devices named by UUID: the local tasks exchange GPU indices only, so the
     // step's UUIDs are unknown here: the task is planned alone on its own.
     const auto cvd = task_env(env::kCudaVisibleDevices);
     const bool own_uuids = cvd && !step::split_device_uuids(*cvd).empty();
-    if (narrowed && step_gpus && !own_uuids) {
+    if (constrained && narrowed && step_gpus && !own_uuids) {
+        // Each task's own device cgroup: the step's GPUs as slurmstepd saw them;
+        // StepBinding finds this task's share by Slurm's rule.
+        setup.env = constrained_step_environment(task_env, *step_gpus);
+    } else if (narrowed && step_gpus && !own_uuids) {
         setup.env = step_environment(task_env, *step_gpus);
     } else if (narrowed) {
         // The step's set is unknown: plan this task alone on its own GPUs.
         setup.local_tasks = 1;
         task = 0;
     }
-    return step::StepBinding(setup, node).task(task, task_env);
+    return step::StepBinding(setup, node).task(task, task_env, &affinity);
 }
 
 NodeOnce::NodeOnce(const std::string& pattern, const std::string& node_name, const std::string& host) {
@@ -164,9 +209,20 @@ LaunchBinding compute_binding(const Options& o, const Getenv& task_env, NodeOnce
         char host[256] = {0};
         gethostname(host, sizeof host - 1);
         const TaskPlace place = task_place(get, host);
-        const bool narrowed = gpus_narrowed(get("SLURMD_TRES_BIND")) && place.local_tasks > 1;
+        const bool constrained = step::slurm_constrains_devices(slurm_config_dir(get));
+        const bool per_task = gpus_narrowed(get(env::kSlurmdTresBind));
+        const bool narrowed = per_task && (place.local_tasks > 1 || constrained);
         std::optional<std::vector<int>> step_gpus;
-        if (narrowed) {
+        if (narrowed && constrained) {
+            // Slurm numbers each task's GPUs 0..k-1 in its own device cgroup:
+            // the tasks' own variables name no physical GPU to exchange.
+            std::string why;
+            step_gpus = constrained_step_gpus(get, node.get(), why);
+            if (!step_gpus) {
+                b.note = "cannot tell which GPUs this task holds (" + why + "); running unbound";
+                return b;
+            }
+        } else if (narrowed) {
             std::string why;
             std::vector<int> own;
             if (auto v = get("SLURM_STEP_GPUS"); v && !v->empty()) own = step::parse_index_list(*v, "SLURM_STEP_GPUS");
@@ -181,7 +237,7 @@ LaunchBinding compute_binding(const Options& o, const Getenv& task_env, NodeOnce
                          "); this task is planned alone on its own GPUs";
         }
         b.action = binding_for(node.get(), o.gpu_topo, get, narrowed, step_gpus, step::online_cpus(),
-                               step::current_affinity());
+                               step::current_affinity(), constrained);
         b.bound = true;
     } catch (const std::exception& e) {
         b.bound = false;

@@ -47,9 +47,22 @@ Getenv with_node_gpus(const Getenv& task_env, const Node& node);
 // GPU variables to its own (step_gpus.hpp); then `step_gpus` is the step's set
 // on the node, or nullopt when it could not be learned (the task is then
 // planned alone on its own GPUs). Throws ParseError / PlanError.
+// `constrained`: Slurm constrains devices (step/device_scope.hpp); then a
+// narrowed task's step_gpus are the step's physical GPUs (constrained_step_gpus).
 step::TaskAction binding_for(const Node& node, const step::Options& opt, const Getenv& task_env, bool narrowed,
                              const std::optional<std::vector<int>>& step_gpus, const CpuSet& host_cpus,
-                             const CpuSet& affinity);
+                             const CpuSet& affinity, bool constrained = false);
+
+// Under ConstrainDevices a task's own variables count its GPUs 0..k-1; the
+// step's physical GPUs on the node come from GPUTOPO_STEP_GPUS (the plugin
+// writes it), else every GPU of the node when SLURM_GPUS_ON_NODE counts them
+// all, else SLURM_JOB_GPUS in a one-node job whose count matches. nullopt (with
+// `why`) when none says.
+std::optional<std::vector<int>> constrained_step_gpus(const Getenv& task_env, const Node& node, std::string& why);
+
+// The step's environment for a task in its own device cgroup: SLURM_STEP_GPUS
+// the step's physical GPUs, CUDA/ROCR_VISIBLE_DEVICES numbered 0..n-1 over them.
+step::Getenv constrained_step_environment(const Getenv& task_env, const std::vector<int>& step_gpus);
 
 // The node from `path` ("" = this machine). In gputopo-launch the readers are
 // gputopo-readers.so, loaded only here (readers/readers.hpp). Throws TopologyError.

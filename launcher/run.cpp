@@ -247,6 +247,9 @@ bool apply(const Options& opt, const RankInfo& ri, const Prepared& p, EventLog& 
     if (p.binding.bound) {
         const step::TaskAction& a = p.binding.action;
         std::string failed = step::apply_task(a);
+        // Where task/affinity bound the task, SLURM_CPU_BIND* say what replaced it.
+        if (failed.empty() && a.apply_affinity && std::getenv(env::kSlurmCpuBind))
+            for (const auto& v : a.cpu_bind_vars) setenv(v.name.c_str(), v.value.c_str(), 1);
         if (opt.verbose || opt.gpu_topo.verbose) {
             for (const auto& n : a.notes) say("gputopo: " + n);
             say("gputopo: " + a.verbose_line + (failed.empty() ? "" : " (affinity not applied: " + failed + ")"));

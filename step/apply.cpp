@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -32,17 +33,33 @@ std::string prepare_affinity(const CpuSet& cpus, PreparedApply& p) {
 }
 
 // The memory half: "" or why the nodes cannot be a policy on this host.
-std::string prepare_mempolicy(MemPolicy policy, const std::vector<int>& mems, PreparedApply& p) {
+std::string prepare_mempolicy(MemPolicy policy, const std::vector<int>& wanted, PreparedApply& p) {
+    if (policy != MemPolicy::None)
+        for (int m : wanted) {
+            if (m < 0 || m >= static_cast<int>(kMaxNode)) return "NUMA node " + std::to_string(m) + " out of range";
+            if (access(("/sys/devices/system/node/node" + std::to_string(m)).c_str(), F_OK) != 0)
+                return "NUMA node " + std::to_string(m) + " does not exist on this host";
+        }
+    // Only the nodes of this process's cpuset.mems (Slurm's ConstrainCores sets it).
+    std::vector<int> mems = wanted;
+    const std::vector<int> allowed = allowed_mems();
+    if (!allowed.empty() && !mems.empty()) {
+        mems.clear();
+        for (int m : wanted)
+            if (std::find(allowed.begin(), allowed.end(), m) != allowed.end()) mems.push_back(m);
+        if (mems.empty() && policy != MemPolicy::None) {
+            std::string w, a;
+            for (int m : wanted) w += (w.empty() ? "" : ",") + std::to_string(m);
+            for (int m : allowed) a += (a.empty() ? "" : ",") + std::to_string(m);
+            return "NUMA node(s) " + w + " are outside this task's cpuset.mems (" + a + ")";
+        }
+    }
     p.policy = (policy == MemPolicy::None || mems.empty()) ? MemPolicy::None : policy;
     if (p.policy == MemPolicy::None) return "";
-    for (int m : mems) {
-        if (m < 0 || m >= static_cast<int>(kMaxNode)) return "NUMA node " + std::to_string(m) + " out of range";
-        if (access(("/sys/devices/system/node/node" + std::to_string(m)).c_str(), F_OK) != 0)
-            return "NUMA node " + std::to_string(m) + " does not exist on this host";
-        p.mask[m / kMaskBits] |= 1UL << (m % kMaskBits);
-    }
+    for (int m : mems) p.mask[m / kMaskBits] |= 1UL << (m % kMaskBits);
     p.first[mems[0] / kMaskBits] = 1UL << (mems[0] % kMaskBits);
     p.mode = policy == MemPolicy::Bind ? kMpolBind : mems.size() == 1 ? kMpolPreferred : kMpolPreferredMany;
+    p.mems = mems;
     return "";
 }
 
@@ -64,9 +81,10 @@ std::string apply_prepared_mempolicy(const PreparedApply& p) {
 PreparedApply prepare_apply(const TaskAction& a) {
     PreparedApply p;
     CPU_ZERO(&p.cpus);
-    if (!a.apply_affinity) return p;
+    if (!a.apply_affinity && !a.apply_memory) return p;
     p.active = true;
-    p.cpus_error = prepare_affinity(a.cpus, p);
+    p.memory_only = !a.apply_affinity;
+    if (!p.memory_only) p.cpus_error = prepare_affinity(a.cpus, p);
     if (p.cpus_error.empty()) p.mems_error = prepare_mempolicy(a.mempolicy, a.mems, p);
     return p;
 }
@@ -74,7 +92,7 @@ PreparedApply prepare_apply(const TaskAction& a) {
 std::string apply_prepared(const PreparedApply& p) {
     if (!p.active) return "";
     if (!p.cpus_error.empty()) return p.cpus_error;
-    if (sched_setaffinity(0, sizeof p.cpus, &p.cpus) != 0)
+    if (!p.memory_only && sched_setaffinity(0, sizeof p.cpus, &p.cpus) != 0)
         return "sched_setaffinity(" + p.cpus_list + "): " + std::strerror(errno);
     if (!p.mems_error.empty()) return p.mems_error;
     return apply_prepared_mempolicy(p);
@@ -86,6 +104,16 @@ std::string apply_mempolicy(MemPolicy policy, const std::vector<int>& mems) {
     PreparedApply p;
     std::string why = prepare_mempolicy(policy, mems, p);
     return why.empty() ? apply_prepared_mempolicy(p) : why;
+}
+
+std::vector<int> allowed_mems() {
+    unsigned long mask[16] = {};
+    const int kMpolFMemsAllowed = 4;  // <numaif.h> MPOL_F_MEMS_ALLOWED
+    if (syscall(SYS_get_mempolicy, nullptr, mask, kMaxNode, nullptr, kMpolFMemsAllowed) != 0) return {};
+    std::vector<int> out;
+    for (int n = 0; n < static_cast<int>(kMaxNode); ++n)
+        if (mask[n / kMaskBits] & (1UL << (n % kMaskBits))) out.push_back(n);
+    return out;
 }
 
 CpuSet online_cpus() {

@@ -17,7 +17,8 @@ namespace gputopo::step {
 // nothing else. The plugin prepares every task before slurmstepd forks them:
 // what a forked task touches costs it page faults.
 struct PreparedApply {
-    bool active = false;           // the TaskAction's apply_affinity
+    bool active = false;           // the TaskAction's apply_affinity or apply_memory
+    bool memory_only = false;      // apply_memory: the CPUs stay as they are
     std::string cpus_error;        // found while preparing: applying returns it and applies nothing
     std::string mems_error;        // found while preparing: applying sets the affinity, then returns it
     cpu_set_t cpus;                // sched_setaffinity's mask
@@ -26,6 +27,7 @@ struct PreparedApply {
     int mode = 0;                  // set_mempolicy's mode (MPOL_*)
     unsigned long mask[16] = {};   // its node mask
     unsigned long first[16] = {};  // the first node alone: MPOL_PREFERRED where the kernel lacks MPOL_PREFERRED_MANY
+    std::vector<int> mems;         // the nodes of the policy: the planned ones within cpuset.mems
 };
 
 PreparedApply prepare_apply(const TaskAction& a);
@@ -47,6 +49,10 @@ std::string apply_mempolicy(MemPolicy policy, const std::vector<int>& mems);
 // returned, or CPUs planned on a topology that is not this host's. A binding
 // the user asked Slurm for (--cpu-bind=map_cpu, ...) is no failure.
 std::string binding_failure(const TaskAction& a, const std::string& apply_error);
+
+// The NUMA nodes the calling process may allocate on (its cpuset.mems:
+// get_mempolicy(MPOL_F_MEMS_ALLOWED)); empty when it cannot be read.
+std::vector<int> allowed_mems();
 
 // The CPUs this host has (/sys/devices/system/cpu/online) and the CPUs the
 // calling process may run on (sched_getaffinity): StepSetup's host_cpus and

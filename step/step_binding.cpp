@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "step/gpu_ids.hpp"
+#include "topo/plan/cpu_allocation.hpp"
 #include "step/user_gpu_bind.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
@@ -14,6 +15,7 @@ PlanRequest plan_request(const StepInputs& in, int local_tasks, Mode mode, const
                          bool whole_cores) {
     PlanRequest r;
     r.whole_cores = whole_cores;
+    r.cpus_per_task = in.cpus_per_task;
     r.gpus = in.gpus;
     r.ntasks = local_tasks < 1 ? 1 : local_tasks;
     r.allowed_cpus = allowed;
@@ -39,9 +41,14 @@ StepBinding::StepBinding(const StepSetup& setup, Node node)
     : options_(setup.options), node_name_(setup.node_name), node_(std::move(node)) {
     inputs_ = read_step_inputs(setup.env);
     resolve_step_devices(node_, inputs_);  // GPU-/MIG- UUIDs -> their GPUs
+    devices_constrained_ = setup.devices_constrained;
+    per_task_rule_ = setup.per_task_rule;
+    local_tasks_ = std::max(1, setup.local_tasks);
+    // In the step's device cgroup Slurm numbers its GPUs 0..k-1 (local index).
+    if (devices_constrained_ && inputs_.device_ids.empty() && !inputs_.gpus.empty()) inputs_.relative_numbering = true;
     cpus_on_host_ = topology_cpus_on_host(node_, setup.host_cpus);
-    plan_ = make_plan(node_, plan_request(inputs_, setup.local_tasks, options_.mode,
-                                          allowed_cpus(node_, setup.host_cpus, setup.affinity), options_.whole_cores));
+    allowed_ = allowed_cpus(node_, setup.host_cpus, setup.affinity);
+    plan_ = make_plan(node_, plan_request(inputs_, local_tasks_, options_.mode, allowed_, options_.whole_cores));
 }
 
 namespace {
@@ -137,6 +144,26 @@ void keep_slurm_devices(const Plan& plan, int task, const TaskEnvOptions& eo, co
     }
 }
 
+void drop_gpu_visibility(std::vector<EnvVar>& wanted) {
+    drop(wanted, env::kCudaVisibleDevices);
+    drop(wanted, env::kRocrVisibleDevices);
+    drop(wanted, env::kHipVisibleDevices);
+}
+
+// Masks as Slurm writes them in SLURM_CPU_BIND_LIST: "0x3", lower-case hex.
+std::string hex_mask(const CpuSet& cpus) {
+    const int last = cpus.last();
+    if (last < 0) return "0x0";
+    std::string out;
+    for (int nibble = last / 4; nibble >= 0; --nibble) {
+        int v = 0;
+        for (int b = 0; b < 4; ++b)
+            if (cpus.test(nibble * 4 + b)) v |= 1 << b;
+        out += "0123456789abcdef"[v];
+    }
+    return "0x" + out;
+}
+
 std::string verbose_line(const std::string& node_name, int task, const TaskBinding& b, const TaskAction& a) {
     std::string line = node_name + " task " + std::to_string(task) + ":";
     line += " gpus=" + (b.gpus.empty() ? std::string("none") : join_ints(b.gpus));
@@ -145,8 +172,8 @@ std::string verbose_line(const std::string& node_name, int task, const TaskBindi
         for (const auto& p : b.gpu_pci) pci.push_back(p.to_string());
         line += " (" + join_strings(pci) + ")";
     }
-    line += " cpus=" + (b.cpus.empty() ? std::string("any") : b.cpus.to_list());
-    line += " mems=" + (b.mems.empty() ? std::string("any") : join_ints(b.mems));
+    line += " cpus=" + (a.cpus.empty() ? std::string("any") : a.cpus.to_list());
+    line += " mems=" + (a.mems.empty() ? std::string("any") : join_ints(a.mems));
     if (a.mempolicy != MemPolicy::None) line += std::string(" (") + mempolicy_name(a.mempolicy) + ")";
     line += " nic=" + (b.nics.empty() ? std::string("none") : join_strings(b.nics));
     line += " island=" + std::to_string(b.island);
@@ -160,9 +187,73 @@ std::string verbose_line(const std::string& node_name, int task, const TaskBindi
 
 }  // namespace
 
-bool StepBinding::task_reads_own_gpus() const { return keeps_slurm_gpus(inputs_); }
+bool StepBinding::task_reads_own_gpus() const {
+    return keeps_slurm_gpus(inputs_) || inputs_.cpu_request == CpuBindRequest::User;
+}
 
-TaskAction StepBinding::task(int task, const Getenv& current) const {
+bool StepBinding::task_scope_is_own(const std::optional<std::string>& tres_bind) const {
+    return devices_constrained_ && inputs_.device_ids.empty() && !inputs_.gpus.empty() && tres_bind &&
+           parse_slurm_gpu_bind(*tres_bind).per_task();
+}
+
+StepBinding::TaskScope StepBinding::task_scope(int task, const Getenv& current, const CpuSet* task_affinity) const {
+    TaskScope sc;
+    const std::optional<std::string> tres = current(env::kSlurmdTresBind);
+    if (!task_scope_is_own(tres)) return sc;
+    sc.own = true;
+    sc.bind = *tres;
+    const SlurmGpuBind bind = parse_slurm_gpu_bind(*tres);
+    std::vector<CpuSet> task_cpus =
+        task_cpus_from_slurm(current(env::kSlurmCpuBindType), current(env::kSlurmCpuBindList), local_tasks_);
+    if (task_affinity && static_cast<size_t>(task) < task_cpus.size()) task_cpus[static_cast<size_t>(task)] = *task_affinity;
+    const bool per_node = bind.kind != SlurmGpuBind::Kind::Closest && bind.kind != SlurmGpuBind::Kind::Single;
+    for (int t = 0; t < local_tasks_; ++t) {
+        if (!per_node && t != task) continue;
+        auto held = slurm_task_gpus(bind, inputs_.gpus, t, true, &node_, task_cpus, per_task_rule_);
+        if (!held) {
+            sc.problem = "cannot tell which GPUs Slurm gave this task (SLURMD_TRES_BIND=" + *tres + ")";
+            sc.all.clear();
+            return sc;
+        }
+        if (t == task) sc.gpus = *held;
+        if (per_node) sc.all.push_back(*held);
+    }
+    // Slurm numbers the task's GPUs 0..k-1: its CUDA_VISIBLE_DEVICES must count as many.
+    if (auto cvd = current(env::kCudaVisibleDevices); cvd && !cvd->empty() && split_device_uuids(*cvd).empty()) {
+        try {
+            if (parse_index_list(*cvd, env::kCudaVisibleDevices).size() != sc.gpus.size()) {
+                sc.problem = "Slurm gave this task " + *cvd + " (SLURMD_TRES_BIND=" + *tres + "), not the " +
+                             std::to_string(sc.gpus.size()) + " GPU(s) its rule gives";
+                sc.gpus.clear();
+                sc.all.clear();
+            }
+        } catch (const ParseError&) {
+        }
+    }
+    return sc;
+}
+
+// The plan for a task whose GPUs Slurm chose: every local task's GPUs fixed
+// (CPUs shared out among them as usual), else this task planned alone on its own.
+Plan StepBinding::scoped_plan(int task, const TaskScope& sc) const {
+    PlanRequest r = plan_request(inputs_, local_tasks_, options_.mode, allowed_, options_.whole_cores);
+    if (sc.all.size() == static_cast<size_t>(local_tasks_)) {
+        bool disjoint = true;
+        std::vector<int> seen;
+        for (const auto& held : sc.all)
+            for (int g : held) {
+                if (std::find(seen.begin(), seen.end(), g) != seen.end()) disjoint = false;
+                seen.push_back(g);
+            }
+        if (disjoint) {
+            r.task_gpus = sc.all;
+            return make_plan(node_, r);
+        }
+    }
+    return plan_around_kept(node_, plan_, task, Kept{true, sc.gpus, {}, {}}).value_or(plan_);
+}
+
+TaskAction StepBinding::task(int task, const Getenv& current, const CpuSet* task_affinity) const {
     if (task < 0 || static_cast<size_t>(task) >= plan_.tasks.size())
         throw PlanError("local task " + std::to_string(task) + " is not in this node's plan of " +
                         std::to_string(plan_.tasks.size()) + " task(s)");
@@ -172,34 +263,105 @@ TaskAction StepBinding::task(int task, const Getenv& current) const {
     eo.share = options_.share;
     eo.step_gpus = inputs_.gpus;
     eo.relative_numbering = inputs_.relative_numbering;
-    const Kept kept = kept_devices(node_, inputs_, current);
-    const std::optional<Plan> around = plan_around_kept(node_, plan_, task, kept);
-    const Plan& use = around ? *around : plan_;
+    const TaskScope sc = task_scope(task, current, task_affinity);
+    std::optional<Plan> own;
+    Kept kept;
+    if (sc.own) {
+        // The task's own device cgroup: it sees its GPUs as 0..k-1, never another task's.
+        if (!sc.gpus.empty()) {
+            own = scoped_plan(task, sc);
+            eo.isolate = true;
+            eo.share = false;
+            eo.step_gpus = sc.gpus;
+            eo.relative_numbering = true;
+        }
+    } else {
+        kept = kept_devices(node_, inputs_, current);
+    }
+    const std::optional<Plan> around = own ? std::nullopt : plan_around_kept(node_, plan_, task, kept);
+    const Plan& use = own ? *own : around ? *around : plan_;
     a.wanted = task_env(node_, use, task, eo);
     if (kept.active) keep_slurm_devices(use, task, eo, inputs_, kept, a.wanted, a);
+    if (sc.own && sc.gpus.empty()) {
+        drop_gpu_visibility(a.wanted);
+        drop(a.wanted, env::kGpus);
+        drop(a.wanted, env::kGpuPci);
+        a.kept_note = sc.problem + ": devices kept as Slurm set them";
+    }
+    if (!inputs_.gpus.empty() && inputs_.device_ids.empty())
+        a.wanted.push_back({env::kStepGpus, join_ints(inputs_.gpus), false});
+    const TaskBinding& b = use.tasks.at(static_cast<size_t>(task));
+    bind_cpus(task, use, b, task_affinity, a);
     ResolvedEnv r = keep_user_values(a.wanted, current);
     a.set = std::move(r.set);
     a.kept = std::move(r.kept);
-    const TaskBinding& b = use.tasks.at(static_cast<size_t>(task));
-    if (!b.gpus.empty() && !kept.active) a.visible = visible_gpus(use, task, eo);
+    if (!b.gpus.empty() && !kept.active && !(sc.own && sc.gpus.empty())) a.visible = visible_gpus(use, task, eo);
+    a.verbose_line = verbose_line(node_name_, task, b, a);
+    if (task == 0) task_notes(use, sc, a);
+    return a;
+}
+
+// The task's CPUs and memory: gputopo's plan in place of Slurm's automatic
+// binding; nothing for --cpu-bind=none; the user's own binding kept, with its
+// memory on its CPUs' NUMA nodes.
+void StepBinding::bind_cpus(int task, const Plan& use, const TaskBinding& b, const CpuSet* task_affinity,
+                            TaskAction& a) const {
     a.cpus = b.cpus;
     a.mems = b.mems;
-    if (!a.cpus.empty()) {
-        if (!cpus_on_host_)
-            a.skip_reason = "affinity not applied: the topology's CPUs (" + node_.cpus.to_list() +
-                            ") are not this host's";
-        else if (inputs_.user_cpu_bind) {
-            a.user_bound = true;
-            a.skip_reason = "affinity not applied: kept the user's --cpu-bind=" + inputs_.cpu_bind;
-        }
-        else
-            a.apply_affinity = true;
+    if (inputs_.cpu_request == CpuBindRequest::None) {
+        a.cpus = CpuSet();
+        a.mems.clear();
+        drop(a.wanted, env::kCpus);
+        drop(a.wanted, env::kMems);
+        a.skip_reason = "CPUs and memory not bound: --cpu-bind=" + inputs_.user_cpu_bind;
+        return;
     }
-    if (a.apply_affinity) a.mempolicy = memory_policy(options_, a.mems);
-    a.verbose_line = verbose_line(node_name_, task, b, a);
-    if (task == 0)
-        for (const auto& f : nic_fallbacks(node_)) a.notes.push_back(node_name_ + ": " + describe(f));
-    return a;
+    if (inputs_.cpu_request == CpuBindRequest::User) {
+        a.user_bound = true;
+        drop(a.wanted, env::kCpus);
+        drop(a.wanted, env::kMems);
+        a.cpus = task_affinity ? *task_affinity : CpuSet();
+        a.mems = cpus_on_host_ && task_affinity ? numa_nodes_of(node_, *task_affinity) : std::vector<int>{};
+        if (!a.cpus.empty()) a.wanted.push_back({env::kCpus, a.cpus.to_list(), false});
+        if (!a.mems.empty()) a.wanted.push_back({env::kMems, join_ints(a.mems), false});
+        a.apply_memory = !a.mems.empty();
+        if (a.apply_memory) a.mempolicy = memory_policy(options_, a.mems);
+        a.skip_reason = "CPUs kept from the user's --cpu-bind=" + inputs_.user_cpu_bind +
+                        (a.apply_memory ? ", memory on their NUMA node(s)" : "");
+        return;
+    }
+    if (a.cpus.empty()) return;
+    if (!cpus_on_host_) {
+        a.skip_reason = "affinity not applied: the topology's CPUs (" + node_.cpus.to_list() + ") are not this host's";
+        return;
+    }
+    a.apply_affinity = true;
+    a.mempolicy = memory_policy(options_, a.mems);
+    // What is in force now, for SLURM_CPU_BIND's readers (and --cpu-bind=verbose).
+    std::vector<std::string> masks;
+    for (const TaskBinding& t : use.tasks) masks.push_back(hex_mask(t.cpus));
+    (void)task;
+    const std::string list = join_strings(masks);
+    const bool verbose = inputs_.cpu_bind.rfind("verbose", 0) == 0;
+    a.cpu_bind_vars = {{env::kSlurmCpuBind, std::string(verbose ? "verbose" : "quiet") + ",mask_cpu:" + list, false},
+                       {env::kSlurmCpuBindType, "mask_cpu:", false},
+                       {env::kSlurmCpuBindList, list, false}};
+}
+
+void StepBinding::task_notes(const Plan& use, const TaskScope& sc, TaskAction& a) const {
+    for (const auto& f : nic_fallbacks(node_)) a.notes.push_back(node_name_ + ": " + describe(f));
+    if (!sc.own) return;
+    bool moved = false;
+    for (size_t t = 0; t < use.tasks.size() && t < plan_.tasks.size(); ++t)
+        if (use.tasks[t].gpus != plan_.tasks[t].gpus) moved = true;
+    if (moved || sc.gpus.empty())
+        a.notes.push_back(node_name_ + ": Slurm gives each task its own GPUs (ConstrainDevices, SLURMD_TRES_BIND=" +
+                          sc.bind + "): tasks are bound around the GPUs they hold");
+    if (options_.share)
+        a.notes.push_back(node_name_ +
+                          ": share is not possible here: each task's device cgroup holds only its own GPUs "
+                          "(no CUDA IPC between ranks); use --gpus-per-node with --ntasks-per-node for ranks that "
+                          "share GPUs");
 }
 
 }  // namespace gputopo::step

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "step/device_scope.hpp"
 #include "step/option_parser.hpp"
 #include "step/step_inputs.hpp"
 #include "topo/core/cpuset.hpp"
@@ -47,6 +48,12 @@ struct StepSetup {
     int local_tasks = 1;            // tasks of the step on this node
     CpuSet host_cpus;               // the CPUs this host has (online)
     CpuSet affinity;                // the CPUs this process may run on
+    // Slurm constrains devices (cgroup.conf ConstrainDevices=yes,
+    // slurm_constrains_devices): GPUs are numbered inside each task's or the
+    // step's device cgroup, and a per-task GPU binding gives each task a
+    // cgroup of its own (step/device_scope.hpp).
+    bool devices_constrained = false;
+    PerTaskRule per_task_rule = PerTaskRule::Blocks;  // per_task_rule_for(the Slurm built against)
 };
 
 struct TaskAction {
@@ -60,10 +67,15 @@ struct TaskAction {
     std::vector<int> mems;           // planned NUMA nodes
     MemPolicy mempolicy = MemPolicy::None;
     bool apply_affinity = false;     // apply cpus and the memory policy here
+    bool apply_memory = false;       // apply the memory policy alone (the user's CPU binding is kept)
     bool user_bound = false;         // not applied because the user bound CPUs explicitly
     std::string skip_reason;         // why they are not applied, "" when applied / nothing to apply
     std::string verbose_line;        // "n1 task 3: gpus=3 (0000:5d:00.0) cpus=14-27 mems=1 (preferred) nic=mlx5_2 island=0"
     std::vector<std::string> notes;  // once per node (task 0): GPUs whose nearest NIC is down, ...
+    // SLURM_CPU_BIND, _TYPE and _LIST saying what is in force when gputopo
+    // replaces Slurm's automatic CPU binding: a front end sets them where the
+    // task's environment has SLURM_CPU_BIND (task/affinity bound it).
+    std::vector<EnvVar> cpu_bind_vars;
 };
 
 class StepBinding {
@@ -79,25 +91,53 @@ public:
     const Options& options() const { return options_; }
     const std::string& node_name() const { return node_name_; }
     bool cpus_on_host() const { return cpus_on_host_; }
+    bool devices_constrained() const { return devices_constrained_; }
 
     // Local task `task`'s action. `current` reads the task's environment (for
     // the keep-the-user's-value rule and the GPUs Slurm gave the task when
     // they are kept: the user's --gpu-bind, or devices named by UUID).
     // Throws PlanError for a task not planned.
-    TaskAction task(int task, const Getenv& current) const;
+    // `task_affinity`: the CPUs the task runs on now (after task/affinity), read
+    // for a CPU binding the user asked Slurm for (its memory policy) and for
+    // Slurm's closest/single GPU binding; null when not known.
+    TaskAction task(int task, const Getenv& current, const CpuSet* task_affinity = nullptr) const;
 
-    // Whether task() reads GPUs Slurm set in each task's own environment (the
-    // user's --gpu-bind, or devices named by UUID). When not, every task's
-    // action follows from the step's environment alone and can be made before
-    // the tasks exist (the plugin makes them all before slurmstepd forks).
+    // Whether task() needs the task's own view: GPUs Slurm set in each task's
+    // environment (the user's --gpu-bind, devices named by UUID) or the CPUs
+    // of a binding the user asked Slurm for. When not, every task's action
+    // follows from the step's environment alone and can be made before the
+    // tasks exist (the plugin makes them all before slurmstepd forks), unless
+    // task_scope_is_own() says Slurm gave the task a device cgroup of its own.
     bool task_reads_own_gpus() const;
 
+    // With devices constrained, a task whose SLURMD_TRES_BIND (`tres_bind`)
+    // holds a per-task GPU binding has a device scope of its own: its action
+    // must be made from its own environment.
+    bool task_scope_is_own(const std::optional<std::string>& tres_bind) const;
+
 private:
+    // A task's device scope when Slurm gave it a device cgroup of its own.
+    struct TaskScope {
+        bool own = false;                       // the task's own scope (per-task binding, devices constrained)
+        std::string bind;                       // SLURMD_TRES_BIND
+        std::vector<int> gpus;                  // the physical GPUs it holds; empty: cannot tell (problem says why)
+        std::vector<std::vector<int>> all;      // every local task's, when Slurm's rule gives them all
+        std::string problem;
+    };
+    TaskScope task_scope(int task, const Getenv& current, const CpuSet* task_affinity) const;
+    Plan scoped_plan(int task, const TaskScope& sc) const;
+    void bind_cpus(int task, const Plan& use, const TaskBinding& b, const CpuSet* task_affinity, TaskAction& a) const;
+    void task_notes(const Plan& use, const TaskScope& sc, TaskAction& a) const;
+
     Options options_;
     std::string node_name_;
     Node node_;
     StepInputs inputs_;
     bool cpus_on_host_ = false;
+    bool devices_constrained_ = false;
+    PerTaskRule per_task_rule_ = PerTaskRule::Blocks;
+    int local_tasks_ = 1;
+    std::optional<CpuSet> allowed_;
     Plan plan_;
 };
 

@@ -6,6 +6,7 @@
 #include "step/gpu_ids.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/strings.hpp"
 #include "topo/fabric/hostlist.hpp"
 
 namespace gputopo::step {
@@ -89,19 +90,48 @@ StepInputs read_step_inputs(const Getenv& getenv) {
     if (auto v = getenv(env::kCudaVisibleDevices); v && in.gpus_from != env::kCudaVisibleDevices)
         in.device_ids = split_device_uuids(*v);
     if (auto v = getenv(env::kUserGpuBind); v) in.gpu_bind = *v;
-    if (auto v = getenv("SLURM_CPUS_PER_TASK")) {
+    if (auto v = getenv(env::kSlurmCpusPerTask)) {
         try {
             in.cpus_per_task = std::max(0, std::stoi(*v));
         } catch (const std::exception&) {
             in.cpus_per_task = 0;
         }
     }
-    if (auto v = getenv("SLURM_CPU_BIND")) {
-        in.cpu_bind = *v;
-        for (const char* kind : {"map_cpu", "mask_cpu", "map_ldom", "mask_ldom", "rank_ldom"})
-            if (v->find(kind) != std::string::npos) in.user_cpu_bind = true;
-    }
+    if (auto v = getenv(env::kSlurmCpuBind)) in.cpu_bind = *v;
+    const std::optional<std::string> typed = getenv(env::kUserCpuBind);
+    in.cpu_request = cpu_bind_request(typed, getenv(env::kSlurmCpuBindType));
+    if (in.cpu_request != CpuBindRequest::Slurm) in.user_cpu_bind = typed ? *typed : in.cpu_bind;
     return in;
+}
+
+namespace {
+
+// The binding words of a --cpu-bind value, without verbose/quiet.
+std::vector<std::string> cpu_bind_words(const std::string& v) {
+    std::vector<std::string> out;
+    for (const std::string& w : split_nonempty(v, ',')) {
+        if (w == "verbose" || w == "quiet" || w == "v" || w == "q") continue;
+        out.push_back(w);
+    }
+    return out;
+}
+
+}  // namespace
+
+CpuBindRequest cpu_bind_request(const std::optional<std::string>& typed, const std::optional<std::string>& bind_type) {
+    if (typed) {
+        std::vector<std::string> words = cpu_bind_words(*typed);
+        if (words.empty()) return CpuBindRequest::Slurm;
+        for (const auto& w : words)
+            if (w == "none" || w == "no") return CpuBindRequest::None;
+        return CpuBindRequest::User;
+    }
+    if (!bind_type || bind_type->empty()) return CpuBindRequest::Slurm;
+    const std::string& t = *bind_type;
+    if (t.rfind("none", 0) == 0) return CpuBindRequest::None;
+    for (const char* kind : {"map_cpu", "map_ldom", "mask_ldom", "rank_ldom", "rank"})
+        if (t.rfind(kind, 0) == 0) return CpuBindRequest::User;
+    return CpuBindRequest::Slurm;
 }
 
 void resolve_step_devices(const Node& node, StepInputs& in) {

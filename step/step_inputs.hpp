@@ -20,13 +20,30 @@ namespace gputopo::step {
 
 using Getenv = std::function<std::optional<std::string>(const std::string&)>;
 
+// What the user asked Slurm for with --cpu-bind:
+//   Slurm  nothing (task/affinity's automatic mask, TaskPluginParam, CpuBind= of
+//          the node or partition, or no task plugin binding): gputopo replaces it
+//   None   --cpu-bind=none: no CPU binding and no memory policy from gputopo
+//   User   a binding the user typed (cores, map_cpu:..., mask_cpu:..., ldoms, ...):
+//          kept; the task's memory still follows its CPUs' NUMA nodes
+enum class CpuBindRequest { Slurm, None, User };
+
+// From the user's --cpu-bind as srun's side recorded it (`typed`, env::kUserCpuBind;
+// "" = nothing typed), else (no plugin in srun, e.g. gputopo-launch alone) from
+// the task's SLURM_CPU_BIND_TYPE: "none" is None; map_cpu:, map_ldom:, mask_ldom:,
+// rank_ldom: and rank are User; mask_cpu: is taken as Slurm's, since task/affinity
+// writes its automatic binding (and --cpu-bind=cores/sockets/threads) that way.
+// "verbose" and "quiet" alone ask for nothing.
+CpuBindRequest cpu_bind_request(const std::optional<std::string>& typed, const std::optional<std::string>& bind_type);
+
 struct StepInputs {
     std::vector<int> gpus;           // the step's GPUs on this node, sorted; empty: none
     std::string gpus_from;           // the variable they came from, "" when none
     bool relative_numbering = false; // Slurm's CUDA_VISIBLE_DEVICES counts 0..k-1
     int cpus_per_task = 0;           // 0: not given
     std::string cpu_bind;            // SLURM_CPU_BIND as given
-    bool user_cpu_bind = false;      // the user asked for an explicit CPU map/mask
+    CpuBindRequest cpu_request = CpuBindRequest::Slurm;  // cpu_bind_request()
+    std::string user_cpu_bind;       // what the user typed (User / None), for messages
     // CUDA_VISIBLE_DEVICES as Slurm set it when it names devices by UUID
     // (GPU-..., MIG-...; step/gpu_ids.hpp), Slurm's order; empty: indices.
     std::vector<std::string> device_ids;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 
+#include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 
 namespace gputopo::step {
@@ -53,10 +54,11 @@ std::string without_verbose(std::string v) {
     return v;
 }
 
-}  // namespace
-
-std::string user_gpu_bind(const std::vector<std::string>& argv, const Getenv& env) {
-    std::string found;
+// The value of the last of srun's long options `names` in argv (srun's own
+// options only, up to the program); nullopt when none is given.
+std::optional<std::string> srun_long_option(const std::vector<std::string>& argv,
+                                            std::initializer_list<const char*> names) {
+    std::optional<std::string> found;
     for (size_t i = 1; i < argv.size(); ++i) {
         const std::string& a = argv[i];
         if (a == "--" || a.empty() || a[0] != '-') break;  // the program starts here
@@ -72,18 +74,34 @@ std::string user_gpu_bind(const std::vector<std::string>& argv, const Getenv& en
                 has_value = true;
             }
             if (!has_value) continue;
-            if (name == "gpu-bind") found = value;
-            else if (name == "tres-bind" && !gpu_part_of_tres_bind(value).empty()) found = gpu_part_of_tres_bind(value);
+            for (const char* n : names)
+                if (name == n) found = value;
             continue;
         }
         // Short options: "-n4", "-n 4", "-lv".
         if (a.size() == 2 && std::strchr(kShortWithArg, a[1]) && i + 1 < argv.size()) ++i;
     }
+    return found;
+}
+
+}  // namespace
+
+std::string user_gpu_bind(const std::vector<std::string>& argv, const Getenv& env) {
+    std::string found;
+    if (auto v = srun_long_option(argv, {"gpu-bind"})) found = *v;
+    if (auto v = srun_long_option(argv, {"tres-bind"}); v && !gpu_part_of_tres_bind(*v).empty())
+        found = gpu_part_of_tres_bind(*v);
     if (found.empty())
         if (auto v = env("SLURM_GPU_BIND"); v && !v->empty()) found = *v;
     if (found.empty())
         if (auto v = env("SLURM_TRES_BIND"); v && !v->empty()) found = gpu_part_of_tres_bind(*v);
     return without_verbose(found);
+}
+
+std::string user_cpu_bind(const std::vector<std::string>& argv, const Getenv& env) {
+    if (auto v = srun_long_option(argv, {"cpu-bind", "cpu_bind"})) return *v;
+    if (auto v = env(env::kSlurmCpuBind); v) return *v;
+    return "";
 }
 
 std::vector<int> task_gpus_from_slurm(const Getenv& task_env, const StepInputs& step) {

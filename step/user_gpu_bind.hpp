@@ -30,6 +30,15 @@ namespace gputopo::step {
 // binding) gives "". "" when the user asked for nothing.
 std::string user_gpu_bind(const std::vector<std::string>& argv, const Getenv& env);
 
+// The --cpu-bind value the user typed in srun's command line (--cpu-bind or
+// --cpu_bind), else SLURM_CPU_BIND from srun's environment (#SBATCH
+// --cpu-bind, or exported): srun's side of the plugin records it as
+// env::kUserCpuBind, "" when the user asked for nothing. task/affinity writes
+// its own automatic binding into each task's SLURM_CPU_BIND just as it writes
+// the user's (seen: "quiet,mask_cpu:0x1,0x2" for both no --cpu-bind and
+// --cpu-bind=cores), so only srun can tell them apart.
+std::string user_cpu_bind(const std::vector<std::string>& argv, const Getenv& env);
+
 // The GPU indices Slurm gave this task, from the task's environment: its
 // SLURM_STEP_GPUS (22.05 narrows it per task), or CUDA_VISIBLE_DEVICES /
 // ROCR_VISIBLE_DEVICES when those are narrower (a release that narrows only

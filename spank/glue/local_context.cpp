@@ -58,17 +58,22 @@ int local_init_post_opt(spank_t, int, char**) {
         }
         // The user's --gpu-bind, for the step (step/user_gpu_bind.hpp). In srun
         // only: sbatch/salloc pass it to their srun through SLURM_GPU_BIND.
+        // The user's --cpu-bind likewise ("" when none was typed): task/affinity
+        // writes its automatic binding into the tasks just like the user's.
         if (spank_context() == S_CTX_LOCAL && steps_may_bind(st)) {
-            std::string bind = step::user_gpu_bind(own_command_line(), [](const std::string& n) {
+            const std::vector<std::string> argv = own_command_line();
+            const step::Getenv getenv = [](const std::string& n) {
                 const char* v = std::getenv(n.c_str());
                 return v ? std::optional<std::string>(v) : std::nullopt;
-            });
+            };
+            std::string bind = step::user_gpu_bind(argv, getenv);
             // srun's environment goes to the tasks (spank_setenv is remote-only);
             // an srun without --gpu-bind inside a step must not inherit one.
             if (bind.empty())
                 unsetenv(env::kUserGpuBind);
             else
                 setenv(env::kUserGpuBind, bind.c_str(), 1);
+            setenv(env::kUserCpuBind, step::user_cpu_bind(argv, getenv).c_str(), 1);
         }
         return 0;
     } catch (...) {

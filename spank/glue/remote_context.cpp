@@ -29,6 +29,7 @@ extern "C" {
 #include "spank/glue/state.hpp"
 #include "spank/topology_cache.hpp"
 #include "step/apply.hpp"
+#include "step/device_scope.hpp"
 #include "step/step_binding.hpp"
 #include "step/topology_path.hpp"
 #include "topo/core/env_names.hpp"
@@ -207,6 +208,8 @@ void plan_node(spank_t sp, StepdState& st) {
         setup.local_tasks = st.local_tasks;
         setup.host_cpus = step::online_cpus();
         setup.affinity = step::current_affinity();
+        setup.devices_constrained = step::slurm_constrains_devices(slurm_config_dir(process_getenv));
+        setup.per_task_rule = step::built_per_task_rule();
         Node node;
         if (st.root_read_node && st.root_read_for == st.node_name) node = std::move(*st.root_read_node);
         else node = read_topology(st);
@@ -296,18 +299,38 @@ bool debug_timing(spank_t sp) {
 // This task's work: made before the fork, else now (the launcher's path too:
 // StepBinding::task, step::prepare_apply); islands, which read the task's
 // environment, are always added here.
+// Whether Slurm gave this task a device cgroup of its own (its SLURMD_TRES_BIND,
+// read into the stack): then its work was not made before the fork.
+bool own_device_scope(spank_t sp, const StepdState& st) {
+    if (!st.binding->devices_constrained()) return false;
+    char buf[256];
+    if (spank_getenv(sp, env::kSlurmdTresBind, buf, sizeof buf) != ESPANK_SUCCESS) return false;
+    return st.binding->task_scope_is_own(std::string(buf));
+}
+
 const TaskWork& task_work(spank_t sp, const StepdState& st, int task, TaskWork& made) {
-    const bool ready = task >= 0 && static_cast<size_t>(task) < st.prepared.size();
+    const bool ready =
+        task >= 0 && static_cast<size_t>(task) < st.prepared.size() && !own_device_scope(sp, st);
     const bool islands = st.islands || !st.islands_problem.empty();
     if (ready && !islands) return st.prepared[static_cast<size_t>(task)];
     if (ready) {
         made = st.prepared[static_cast<size_t>(task)];
     } else {
-        made.action = st.binding->task(task, job_env(sp));
+        const CpuSet affinity = step::current_affinity();  // after task/affinity
+        made.action = st.binding->task(task, job_env(sp), &affinity);
         made.apply = step::prepare_apply(made.action);
     }
     add_islands(sp, st, task, made.action);
     return made;
+}
+
+// Where task/affinity bound the task (SLURM_CPU_BIND in its environment), the
+// SLURM_CPU_BIND* variables say what gputopo put in its place.
+void set_cpu_bind_vars(spank_t sp, const step::TaskAction& a) {
+    char buf[8];
+    const spank_err_t rc = spank_getenv(sp, env::kSlurmCpuBind, buf, sizeof buf);
+    if (rc != ESPANK_SUCCESS && rc != ESPANK_NOSPACE) return;
+    for (const auto& v : a.cpu_bind_vars) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
 }
 
 void bind_task(spank_t sp, const StepdState& st, int task) {
@@ -317,6 +340,7 @@ void bind_task(spank_t sp, const StepdState& st, int task) {
     for (const auto& v : a.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
     say_step_notes(sp, st, task);
     const std::string apply_error = step::apply_prepared(w.apply);
+    if (apply_error.empty() && a.apply_affinity && !a.cpu_bind_vars.empty()) set_cpu_bind_vars(sp, a);
     const std::string failure = step::binding_failure(a, apply_error);
     const std::string why = apply_error.empty() ? a.skip_reason : failure;
     const bool failed = !failure.empty();

@@ -241,6 +241,138 @@ _harness_subst() {
     sed -e "s|@CLUSTER_DIR@|$CLUSTER_DIR|g" -e "s|@BUILD@|$CLUSTER_BUILD|g" -e "s|@SRC@|$_harness_src|g"
 }
 
+# The Slurm configuration the cluster runs (CLUSTER_TASK_CONFIG):
+#   cgroup  TaskPlugin=task/affinity,task/cgroup, ProctrackType=proctrack/cgroup,
+#           SelectTypeParameters=CR_Core_Memory and a cgroup.conf with CgroupPlugin=cgroup/v1,
+#           ConstrainCores, ConstrainDevices and ConstrainRAMSpace: what production sites run.
+#           Each run gets cgroups of its own: a directory gputopo-<run> under every v1
+#           controller, entered through a cgroup namespace (unshare -C) in which each daemon
+#           mounts the controllers at $CLUSTER_DIR/cgroup/<controller> (CgroupMountpoint), so
+#           Slurm's slurm_<node> roots of two runs never meet. Removed at cluster_stop.
+#   none    TaskPlugin=task/none, ProctrackType=proctrack/linuxproc, CR_Core.
+# GPUTOPO_CLUSTER_CGROUP=auto (default: cgroup where the kernel has the v1 cpuset, memory,
+# devices and freezer controllers, else none with one line saying why), 1 (cgroup or fail),
+# 0 (none).
+_harness_cgroup_controllers="cpuset memory devices freezer"
+
+# Why the cgroup configuration cannot run here ("" when it can).
+_harness_cgroup_unavailable() {
+    local c
+    for c in $_harness_cgroup_controllers; do
+        awk -v c="$c" '$3 == "cgroup" && (","$4",") ~ (","c",") {found=1} END {exit !found}' /proc/mounts ||
+            { echo "no cgroup v1 '$c' controller is mounted"; return 0; }
+    done
+    command -v unshare >/dev/null 2>&1 || { echo "unshare (util-linux) is missing"; return 0; }
+    [ "$(id -u)" = 0 ] || { echo "not root"; return 0; }
+    unshare -C true 2>/dev/null || { echo "cgroup namespaces are not available (unshare -C failed)"; return 0; }
+    echo ""
+}
+
+_harness_choose_task_config() {
+    local want=${GPUTOPO_CLUSTER_CGROUP:-auto} why
+    case "$want" in
+    0|none) CLUSTER_TASK_CONFIG=none ;;
+    1|cgroup|auto)
+        why=$(_harness_cgroup_unavailable)
+        if [ -z "$why" ]; then
+            CLUSTER_TASK_CONFIG=cgroup
+        elif [ "$want" = auto ]; then
+            echo "# harness: the cgroup configuration cannot run here ($why): running task/none + proctrack/linuxproc" >&2
+            CLUSTER_TASK_CONFIG=none
+        else
+            echo "harness: GPUTOPO_CLUSTER_CGROUP=$want but $why" >&2
+            return 1
+        fi ;;
+    *) echo "harness: GPUTOPO_CLUSTER_CGROUP='$want' (expected auto, 1 or 0)" >&2; return 1 ;;
+    esac
+    export CLUSTER_TASK_CONFIG
+}
+
+# One line that says which Slurm configuration runs, for the logs.
+cluster_config_line() {
+    if [ "$CLUSTER_TASK_CONFIG" = cgroup ]; then
+        echo "TaskPlugin=task/affinity,task/cgroup ProctrackType=proctrack/cgroup CgroupPlugin=cgroup/v1 ConstrainCores=yes ConstrainDevices=yes ConstrainRAMSpace=yes CR_Core_Memory"
+    else
+        echo "TaskPlugin=task/none ProctrackType=proctrack/linuxproc CR_Core"
+    fi
+}
+
+_harness_task_conf() {
+    if [ "$CLUSTER_TASK_CONFIG" = cgroup ]; then
+        printf '%s\n' "ProctrackType=proctrack/cgroup" "TaskPlugin=task/affinity,task/cgroup" \
+            "SelectTypeParameters=CR_Core_Memory" "DefMemPerCPU=1024"
+    else
+        printf '%s\n' "ProctrackType=proctrack/linuxproc" "TaskPlugin=task/none" "SelectTypeParameters=CR_Core"
+    fi
+}
+
+_harness_cgroup_name() { echo "gputopo-$(basename "$CLUSTER_DIR")"; }
+
+# The run's own cgroup under every controller (cpuset needs cpus and mems before use),
+# and cgroup.conf beside slurm.conf.
+_harness_cgroup_create() {
+    local c dir=/sys/fs/cgroup name
+    name=$(_harness_cgroup_name)
+    for c in $_harness_cgroup_controllers; do
+        mkdir -p "$dir/$c/$name" "$CLUSTER_DIR/cgroup/$c" || return 1
+    done
+    cat "$dir/cpuset/cpuset.cpus" > "$dir/cpuset/$name/cpuset.cpus" &&
+    cat "$dir/cpuset/cpuset.mems" > "$dir/cpuset/$name/cpuset.mems" || return 1
+    printf '%s\n' "CgroupPlugin=cgroup/v1" "CgroupMountpoint=$CLUSTER_DIR/cgroup" "ConstrainCores=yes" \
+        "ConstrainDevices=yes" "ConstrainRAMSpace=yes" > "$CLUSTER_DIR/etc/cgroup.conf"
+}
+
+# Removes the run's cgroups, deepest first, once no process is left in them.
+_harness_cgroup_remove() {
+    local c dir=/sys/fs/cgroup name i
+    name=$(_harness_cgroup_name)
+    for c in $_harness_cgroup_controllers; do
+        [ -d "$dir/$c/$name" ] || continue
+        for i in $(seq 1 50); do
+            find "$dir/$c/$name" -depth -type d -exec rmdir {} \; 2>/dev/null
+            [ -d "$dir/$c/$name" ] || break
+            sleep 0.1
+        done
+        [ -d "$dir/$c/$name" ] && echo "harness: could not remove $dir/$c/$name (processes left in it?)" >&2
+    done
+    return 0
+}
+
+# cluster_daemon CMD...: runs CMD (a daemon) in this run's cgroups, seen through a cgroup
+# namespace with the controllers mounted at $CLUSTER_DIR/cgroup (cgroup configuration);
+# otherwise as it is.
+cluster_daemon() {
+    if [ "${CLUSTER_TASK_CONFIG:-none}" != cgroup ]; then
+        "$@"
+        return
+    fi
+    GPUTOPO_CG_NAME=$(_harness_cgroup_name) GPUTOPO_CG_CTRL=$_harness_cgroup_controllers \
+    GPUTOPO_CG_MNT=$CLUSTER_DIR/cgroup sh -c '
+        for c in $GPUTOPO_CG_CTRL; do echo $$ > "/sys/fs/cgroup/$c/$GPUTOPO_CG_NAME/cgroup.procs" || exit 1; done
+        exec unshare -C -m --propagation private sh -c "
+            for c in \$GPUTOPO_CG_CTRL; do mount -t cgroup -o \$c cgroup \"\$GPUTOPO_CG_MNT/\$c\" || exit 1; done
+            unset GPUTOPO_CG_NAME GPUTOPO_CG_CTRL GPUTOPO_CG_MNT
+            exec \"\$@\"" sh "$@"' sh "$@"
+}
+
+# cluster_start_slurmd NODE: starts slurmd for NODE the way cluster_start does (also to
+# restart one a test stopped).
+cluster_start_slurmd() {
+    local n=$1
+    if [ "$CLUSTER_CONFIGLESS" = 1 ]; then
+        # No config file for slurmd: everything comes from slurmctld. Before it
+        # has slurm.conf, slurmd authenticates through munge's default socket:
+        # in a mount namespace of its own, /run/munge shows this run's socket.
+        mkdir -p /run/munge "$CLUSTER_DIR/munge-default" &&
+        ln -sf "$CLUSTER_DIR/munge/munge.socket" "$CLUSTER_DIR/munge-default/munge.socket.2" &&
+        (unset SLURM_CONF; cluster_daemon unshare -m --propagation private sh -c \
+            'mount --bind "$1" /run/munge && exec slurmd --conf-server "$2" -N "$3"' \
+            sh "$CLUSTER_DIR/munge-default" "127.0.0.1:$CLUSTER_CTLD_PORT" "$n")
+    else
+        cluster_daemon slurmd -f "$SLURM_CONF" -N "$n"
+    fi
+}
+
 _harness_write_conf() {
     local base=$1 d=$CLUSTER_DIR ncpu
     ncpu=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
@@ -261,10 +393,8 @@ SlurmctldLogFile=$d/log/slurmctld.log
 SlurmdLogFile=$d/log/slurmd-%n.log
 SlurmctldDebug=info
 SlurmdDebug=info
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+$(_harness_task_conf)
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
 SchedulerType=sched/builtin
 GresTypes=gpu
@@ -285,10 +415,10 @@ MailProg=/bin/true
 MessageTimeout=20
 SlurmdTimeout=300
 PropagateResourceLimitsExcept=ALL
-NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 1)) CPUs=$ncpu Sockets=1 CoresPerSocket=$ncpu ThreadsPerCore=1 RealMemory=4000 Gres=gpu:2
-NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 2)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=4000 Gres=gpu:h100:8
-NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 3)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=4000 Gres=gpu:h100:4
-NodeName=n4 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 4)) CPUs=128 Sockets=1 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=4000 Gres=gpu:mi250x:8
+NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 1)) CPUs=$ncpu Sockets=1 CoresPerSocket=$ncpu ThreadsPerCore=1 RealMemory=250000 Gres=gpu:2
+NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 2)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:8
+NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 3)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:4
+NodeName=n4 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 4)) CPUs=128 Sockets=1 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:mi250x:8
 PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP
 EOF
     local f
@@ -316,16 +446,18 @@ EOF
     fi
 }
 
+# One character device per GPU, as a real node has: NVIDIA's major 195 (minor = the GPU),
+# DRM render nodes 226:128+ for the AMD GCDs. The devices cgroup tells GPUs apart only by
+# major:minor (ConstrainDevices); the nodes share the host, so n1's nvidia0 and n2's nvidia0
+# are one device, which no test depends on.
 _harness_devices() {
-    local d=$CLUSTER_DIR n i
-    for n in n1 n2 n3; do
-        mkdir -p "$d/dev/$n"
-    done
-    for i in 0 1; do mknod "$d/dev/n1/nvidia$i" c 1 3; done
-    for i in 0 1 2 3 4 5 6 7; do mknod "$d/dev/n2/nvidia$i" c 1 3; done
-    for i in 0 1 2 3; do mknod "$d/dev/n3/nvidia$i" c 1 3; done
-    mkdir -p "$d/dev/n4"
-    for i in 128 129 130 131 132 133 134 135; do mknod "$d/dev/n4/renderD$i" c 1 3; done
+    local d=$CLUSTER_DIR i
+    mkdir -p "$d/dev/n1" "$d/dev/n2" "$d/dev/n3" "$d/dev/n4"
+    for i in 0 1; do mknod "$d/dev/n1/nvidia$i" c 195 "$i"; done
+    for i in 0 1 2 3 4 5 6 7; do mknod "$d/dev/n2/nvidia$i" c 195 "$i"; done
+    for i in 0 1 2 3; do mknod "$d/dev/n3/nvidia$i" c 195 "$i"; done
+    for i in 128 129 130 131 132 133 134 135; do mknod "$d/dev/n4/renderD$i" c 226 "$i"; done
+    chmod 0666 "$d"/dev/n*/*
 }
 
 _harness_topologies() {
@@ -369,6 +501,10 @@ cluster_start() {
     mkdir -p "$CLUSTER_DIR"/{etc,state,run,log,topo,cache,tmp} "$CLUSTER_DIR"/spool/n{1,2,3,4}
     _harness_topologies || { echo "harness: could not write topologies" >&2; return 1; }
     _harness_devices || { echo "harness: mknod failed (run as root)" >&2; return 1; }
+    _harness_choose_task_config || return 1
+    if [ "$CLUSTER_TASK_CONFIG" = cgroup ]; then
+        _harness_cgroup_create || { echo "harness: could not create this run's cgroups" >&2; return 1; }
+    fi
     _harness_start_munge || return 1
     # Ports: picked under a lock and held until the daemons have bound them, so
     # two runs starting together cannot pick the same ones.
@@ -379,21 +515,11 @@ cluster_start() {
     export CLUSTER_CTLD_PORT
     _harness_write_conf "$base"
     CLUSTER_CONFIGLESS=0 plugstack_default  # nodes fetch it at start in configless mode
-    slurmctld -f "$SLURM_CONF" -i ||
+    cluster_daemon slurmctld -f "$SLURM_CONF" -i ||
         { flock -u "$_harness_lock"; echo "harness: slurmctld failed" >&2; cluster_dump_logs; return 1; }
     for n in $CLUSTER_NODES; do
-        if [ "$CLUSTER_CONFIGLESS" = 1 ]; then
-            # No config file for slurmd: everything comes from slurmctld. Before it
-            # has slurm.conf, slurmd authenticates through munge's default socket:
-            # in a mount namespace of its own, /run/munge shows this run's socket.
-            mkdir -p /run/munge "$CLUSTER_DIR/munge-default" &&
-            ln -sf "$CLUSTER_DIR/munge/munge.socket" "$CLUSTER_DIR/munge-default/munge.socket.2" &&
-            env -u SLURM_CONF unshare -m --propagation private sh -c \
-                'mount --bind "$1" /run/munge && exec slurmd --conf-server "$2" -N "$3"' \
-                sh "$CLUSTER_DIR/munge-default" "127.0.0.1:$base" "$n"
-        else
-            slurmd -f "$SLURM_CONF" -N "$n"
-        fi || { flock -u "$_harness_lock"; echo "harness: slurmd $n failed" >&2; cluster_dump_logs; return 1; }
+        cluster_start_slurmd "$n" ||
+            { flock -u "$_harness_lock"; echo "harness: slurmd $n failed" >&2; cluster_dump_logs; return 1; }
     done
     for i in $(seq 1 150); do
         state=$(sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | awk '$2 == "idle"' | wc -l)
@@ -441,6 +567,7 @@ cluster_stop() {
     for f in "$CLUSTER_DIR"/run/slurmd-*.pid; do _harness_kill_pidfile "$f"; done
     _harness_kill_pidfile "$CLUSTER_DIR/run/slurmctld.pid"
     _harness_kill_pidfile "$CLUSTER_DIR/munge/munged.pid"
+    [ "${CLUSTER_TASK_CONFIG:-none}" = cgroup ] && _harness_cgroup_remove
     if [ "${GPUTOPO_KEEP_CLUSTER:-0}" = 1 ]; then
         echo "harness: kept $CLUSTER_DIR" >&2
     else

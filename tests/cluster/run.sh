@@ -4,6 +4,9 @@
 #   tests/cluster/run.sh [BUILD]        (default: build)
 #   GPUTOPO_CLUSTER_TESTS="t_plugin_env.sh ..."  run only these
 #   GPUTOPO_CLUSTER_CONFIGLESS=1       configless cluster (harness.sh: slurmd --conf-server)
+#   GPUTOPO_CLUSTER_CGROUP=auto|1|0    task/affinity,task/cgroup + proctrack/cgroup + cgroup.conf
+#                                      Constrain* where the kernel allows (auto, the default), or
+#                                      required (1), or task/none + proctrack/linuxproc (0)
 # Each test prints "# plan N" first, then "ok - NAME" / "not ok - NAME" lines.
 # A script that prints fewer results than its plan (it died, skipped a case, or
 # did not start) gets one "not ok" line per missing case; one without a plan
@@ -24,6 +27,7 @@ if ! cluster_start "$build"; then
     exit 1
 fi
 echo "# cluster in $CLUSTER_DIR (slurmctld port $CLUSTER_CTLD_PORT$([ "$CLUSTER_CONFIGLESS" = 1 ] && echo ', configless'))"
+echo "# Slurm configuration: $(cluster_config_line)"
 
 status=0
 tests=${GPUTOPO_CLUSTER_TESTS:-$(cd "$here" && ls t_*.sh 2>/dev/null | sort)}

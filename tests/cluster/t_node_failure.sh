@@ -45,7 +45,7 @@ if [ "$rc" = 0 ]; then tap_ok "node failure during a job: Slurm requeues it once
     tap_not_ok "node failure during a job: Slurm requeues it once" "program=$pp restarts=$restarts state=$st"; fi
 scancel "$j"
 
-slurmd -f "$SLURM_CONF" -N n4
+cluster_start_slurmd n4
 scontrol update NodeName=n4 State=RESUME 2>/dev/null
 for i in $(seq 1 300); do [ "$(node_state)" = idle ] && break; sleep 0.2; done
 gone=1

@@ -24,14 +24,16 @@ node_idle() {  # NODE SECONDS
     return 1
 }
 restore() {
+    # slurmd under memcheck writes its pid file too (cluster_daemon runs it in a subshell)
+    _harness_kill_pidfile "$CLUSTER_DIR/run/slurmd-n1.pid"
     [ -n "${vg_pid:-}" ] && kill -TERM "$vg_pid" 2>/dev/null && wait "$vg_pid" 2>/dev/null
     vg_pid=
-    slurmd -f "$SLURM_CONF" -N n1 2>/dev/null
+    cluster_start_slurmd n1 2>/dev/null
     node_idle n1 60 || echo "# valgrind: n1 did not come back idle" >&2
 }
 
 _harness_kill_pidfile "$CLUSTER_DIR/run/slurmd-n1.pid"
-valgrind --tool=memcheck --trace-children=yes --child-silent-after-fork=no \
+cluster_daemon valgrind --tool=memcheck --trace-children=yes --child-silent-after-fork=no \
     --trace-children-skip='*.sh,*/bash,*/sh,*/true,*/env,*/sleep' \
     --leak-check=full --show-leak-kinds=definite --num-callers=30 \
     --log-file="$w/vg.%p.log" slurmd -D -f "$SLURM_CONF" -N n1 > "$w/slurmd.out" 2>&1 &

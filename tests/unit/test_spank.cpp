@@ -135,10 +135,25 @@ TEST_CASE("step inputs: the step's GPUs and how Slurm numbered them", "[spank]")
     CHECK(in.gpus == std::vector<int>{1, 3});
     in = read_step_inputs(env_of({{"CUDA_VISIBLE_DEVICES", "GPU-8f0c2c3e-1b2a"}}));
     CHECK(in.gpus.empty());
-    in = read_step_inputs(env_of({{"SLURM_CPUS_PER_TASK", "7"}, {"SLURM_CPU_BIND", "quiet,mask_cpu:0x3,0xc"}}));
+    // task/affinity's automatic binding looks like --cpu-bind=cores in the task:
+    // mask_cpu without what srun recorded is Slurm's, not the user's.
+    in = read_step_inputs(env_of({{"SLURM_CPUS_PER_TASK", "7"}, {"SLURM_CPU_BIND", "quiet,mask_cpu:0x3,0xc"},
+                                  {"SLURM_CPU_BIND_TYPE", "mask_cpu:"}}));
     CHECK(in.cpus_per_task == 7);
-    CHECK(in.user_cpu_bind);
-    CHECK_FALSE(read_step_inputs(env_of({{"SLURM_CPU_BIND", "quiet,none"}})).user_cpu_bind);
+    CHECK(in.cpu_request == CpuBindRequest::Slurm);
+    in = read_step_inputs(env_of({{"SLURM_CPU_BIND", "quiet,mask_cpu:0x3,0xc"}, {"SLURM_CPU_BIND_TYPE", "mask_cpu:"},
+                                  {"GPUTOPO_CPU_BIND", "cores"}}));
+    CHECK(in.cpu_request == CpuBindRequest::User);
+    CHECK(in.user_cpu_bind == "cores");
+    CHECK(read_step_inputs(env_of({{"SLURM_CPU_BIND_TYPE", "mask_cpu:"}, {"GPUTOPO_CPU_BIND", ""}})).cpu_request ==
+          CpuBindRequest::Slurm);
+    CHECK(read_step_inputs(env_of({{"SLURM_CPU_BIND_TYPE", "mask_cpu:"}, {"GPUTOPO_CPU_BIND", "verbose"}}))
+              .cpu_request == CpuBindRequest::Slurm);
+    CHECK(read_step_inputs(env_of({{"SLURM_CPU_BIND", "quiet,none"}, {"SLURM_CPU_BIND_TYPE", "none"}})).cpu_request ==
+          CpuBindRequest::None);
+    CHECK(read_step_inputs(env_of({{"GPUTOPO_CPU_BIND", "verbose,none"}})).cpu_request == CpuBindRequest::None);
+    CHECK(read_step_inputs(env_of({{"SLURM_CPU_BIND_TYPE", "map_cpu:"}})).cpu_request == CpuBindRequest::User);
+    CHECK(read_step_inputs(env_of({{"SLURM_CPU_BIND_TYPE", "mask_ldom:"}})).cpu_request == CpuBindRequest::User);
     CHECK_THROWS_WITH(read_step_inputs(env_of({{"SLURM_STEP_GPUS", "0,x"}})),
                       Catch::Contains("SLURM_STEP_GPUS='0,x' is not a list of GPU indices"));
     CHECK_THROWS_AS(parse_index_list("3-1", "V"), ParseError);
@@ -209,12 +224,24 @@ TEST_CASE("task binding on the XE8640: env, visibility, affinity decision, verbo
     auto env = setup.env;
     setup.env = [env](const std::string& n) -> std::optional<std::string> {
         if (n == "SLURM_CPU_BIND") return std::string("quiet,map_cpu:1");
+        if (n == "GPUTOPO_CPU_BIND") return std::string("map_cpu:1");  // what srun recorded
         return env(n);
     };
-    TaskAction kept = StepBinding(setup, node).task(0, env_of({}));
+    // The user's binding is kept; the task's memory follows the NUMA node of the
+    // CPU it runs on (the task's own affinity), not the planned one.
+    CpuSet on;
+    on.set(node.numa_nodes.back().cpus.first());
+    TaskAction kept = StepBinding(setup, node).task(0, env_of({}), &on);
     CHECK_FALSE(kept.apply_affinity);
-    CHECK(kept.mempolicy == MemPolicy::None);
+    CHECK(kept.apply_memory);
+    CHECK(kept.cpus == on);
+    CHECK(kept.mems == std::vector<int>{node.numa_nodes.back().os_index});
+    CHECK(kept.mempolicy == MemPolicy::Preferred);
     CHECK(kept.skip_reason.find("map_cpu:1") != std::string::npos);
+    // Without the task's affinity there is nothing to follow: no memory policy.
+    TaskAction blind = StepBinding(setup, node).task(0, env_of({}));
+    CHECK_FALSE(blind.apply_memory);
+    CHECK(blind.mempolicy == MemPolicy::None);
     CHECK_THROWS_AS(StepBinding(setup, node).task(4, env_of({})), PlanError);
 }
 

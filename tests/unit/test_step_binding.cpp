@@ -417,7 +417,8 @@ TEST_CASE("strict fails for a binding not applied, never for the user's own --cp
     CHECK(step::binding_failure(here, "").empty());
     CHECK_THAT(step::binding_failure(here, "sched_setaffinity(1): Invalid argument"),
                Catch::StartsWith("affinity not applied: sched_setaffinity"));
-    setup.env = env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}, {"SLURM_CPU_BIND", "quiet,map_cpu:1,2,3,4"}});
+    setup.env = env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}, {"SLURM_CPU_BIND", "quiet,map_cpu:1,2,3,4"},
+                        {"SLURM_CPU_BIND_TYPE", "map_cpu:"}});
     step::TaskAction user = step::StepBinding(setup, node).task(0, env_of({}));
     CHECK(user.user_bound);
     CHECK_FALSE(user.apply_affinity);

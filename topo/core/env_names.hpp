@@ -20,6 +20,8 @@ inline constexpr const char* kRank = "GPUTOPO_RANK";            // island-ordere
 // The user's --gpu-bind, passed from srun (local context) to the step in
 // srun's environment, which srun hands to the tasks (step/user_gpu_bind.hpp).
 inline constexpr const char* kUserGpuBind = "GPUTOPO_GPU_BIND";
+inline constexpr const char* kUserCpuBind = "GPUTOPO_CPU_BIND";  // the user's --cpu-bind, recorded by srun's side ("" = none typed)
+inline constexpr const char* kStepGpus = "GPUTOPO_STEP_GPUS";     // the step's physical GPUs on the node (the plugin, for the launcher)
 
 // Third-party variables gputopo sets (never overwriting a user's value).
 inline constexpr const char* kCudaVisibleDevices = "CUDA_VISIBLE_DEVICES";
@@ -67,6 +69,10 @@ inline constexpr const char* kSlurmClusterName = "SLURM_CLUSTER_NAME";
 inline constexpr const char* kSlurmConf = "SLURM_CONF";
 inline constexpr const char* kSlurmCpusPerTask = "SLURM_CPUS_PER_TASK";
 inline constexpr const char* kSlurmCpuBind = "SLURM_CPU_BIND";
+inline constexpr const char* kSlurmCpuBindType = "SLURM_CPU_BIND_TYPE";
+inline constexpr const char* kSlurmCpuBindList = "SLURM_CPU_BIND_LIST";
+inline constexpr const char* kSlurmdTresBind = "SLURMD_TRES_BIND";
+inline constexpr const char* kSlurmGpusOnNode = "SLURM_GPUS_ON_NODE";
 inline constexpr const char* kSlurmJobid = "SLURM_JOBID";
 inline constexpr const char* kSlurmJobId = "SLURM_JOB_ID";
 inline constexpr const char* kSlurmJobEndTime = "SLURM_JOB_END_TIME";

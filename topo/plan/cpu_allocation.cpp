@@ -380,4 +380,11 @@ std::vector<TaskCpus> allocate_cpus(const Node& node, const std::vector<CpuSet>&
     return to_task_cpus(units, owned);
 }
 
+std::vector<int> numa_nodes_of(const Node& node, const CpuSet& cpus) {
+    std::vector<int> out;
+    for (const NumaNode& m : node.numa_nodes)
+        if (m.cpus.intersects(cpus)) out.push_back(m.os_index);
+    return out;
+}
+
 }  // namespace gputopo

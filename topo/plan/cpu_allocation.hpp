@@ -53,4 +53,8 @@ struct TaskCpus {
 std::vector<TaskCpus> allocate_cpus(const Node& node, const std::vector<CpuSet>& domains, const CpuSet& allowed,
                                     bool whole_cores, std::vector<std::string>& notes);
 
+// The NUMA nodes (OS indices) holding CPUs of `cpus`, sorted: the memory a task
+// on those CPUs is bound to.
+std::vector<int> numa_nodes_of(const Node& node, const CpuSet& cpus);
+
 }  // namespace gputopo

@@ -111,6 +111,35 @@ void validate(const Node& node, const PlanRequest& req) {
             throw PlanError("allocated GPU " + std::to_string(g) + " is listed twice (allocation " +
                             join_ints(req.gpus) + ")");
     }
+    if (!req.task_gpus.empty() && static_cast<int>(req.task_gpus.size()) != req.ntasks)
+        throw PlanError("GPUs given for " + std::to_string(req.task_gpus.size()) + " task(s), but the node runs " +
+                        std::to_string(req.ntasks));
+    for (const auto& held : req.task_gpus)
+        for (int g : held)
+            if (!seen.count(g))
+                throw PlanError("a task holds GPU " + std::to_string(g) + ", which is not in the allocation (" +
+                                join_ints(req.gpus) + ")");
+    if (req.cpus_per_task < 0)
+        throw PlanError("CPUs per task must be 0 (all of its share) or more (got " +
+                        std::to_string(req.cpus_per_task) + ")");
+}
+
+// The first `n` CPUs of `cpus`, whole cores first (cores in the node's order,
+// every hardware thread of a core that lies wholly in `cpus`), then single
+// threads of the cores left. `cpus` itself when it has no more than n.
+CpuSet first_cpus(const Node& node, const CpuSet& cpus, int n) {
+    if (n <= 0 || cpus.count() <= n) return cpus;
+    CpuSet out;
+    for (const Core& core : node.cores) {
+        if (!cpus.contains(core.pus) || out.count() + core.pus.count() > n) continue;
+        out |= core.pus;
+        if (out.count() == n) return out;
+    }
+    for (int c : cpus.to_vector()) {
+        if (out.count() >= n) break;
+        if (!out.test(c)) out.set(c);
+    }
+    return out;
 }
 
 // How the allocation is cut: group kinds (sizes and counts; an uncosted kind
@@ -189,7 +218,9 @@ Plan make_plan(const Node& node, const PlanRequest& req) {
     std::vector<int> islands = gpu_islands(node);
 
     std::vector<std::vector<int>> groups;
-    if (req.mode == Mode::None) {
+    if (!req.task_gpus.empty()) {
+        groups = req.task_gpus;  // Slurm chose them: task t holds groups[t]
+    } else if (req.mode == Mode::None) {
         groups = blocks_as_given(req.gpus, shape);
     } else if (n > 0) {
         groups = group_gpus(node, req.gpus, shape.kinds);
@@ -207,7 +238,9 @@ Plan make_plan(const Node& node, const PlanRequest& req) {
     for (int t = 0; t < ntasks; ++t) {
         TaskBinding& b = plan.tasks[static_cast<size_t>(t)];
         b.task = t;
-        if (ngroups > 0) {
+        if (!req.task_gpus.empty()) {
+            b.gpus = groups[static_cast<size_t>(t)];
+        } else if (ngroups > 0) {
             long long gi = static_cast<long long>(t) * ngroups / ntasks;
             b.gpus = groups[static_cast<size_t>(gi)];
         }
@@ -252,8 +285,9 @@ Plan make_plan(const Node& node, const PlanRequest& req) {
     CpuSet allowed = req.allowed_cpus ? *req.allowed_cpus : node.cpus;
     std::vector<TaskCpus> cpus = allocate_cpus(node, domains, allowed, req.whole_cores, plan.notes);
     for (size_t t = 0; t < plan.tasks.size(); ++t) {
-        plan.tasks[t].cpus = cpus[t].cpus;
+        plan.tasks[t].cpus = first_cpus(node, cpus[t].cpus, req.cpus_per_task);
         plan.tasks[t].mems = cpus[t].mems;
+        if (req.cpus_per_task > 0) plan.tasks[t].mems = numa_nodes_of(node, plan.tasks[t].cpus);
     }
 
     // NICs.

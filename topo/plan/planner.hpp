@@ -27,6 +27,14 @@ struct PlanRequest {
     // them on those cores' hardware threads; true gives each task whole cores,
     // spilling to the nearest other cores (cpu_allocation.hpp).
     bool whole_cores = false;
+    // The GPUs each task holds when Slurm chose them (one entry per task, each
+    // a subset of `gpus`: per-task device cgroups under ConstrainDevices):
+    // tasks get exactly these, and CPUs, memory and NICs are planned around
+    // them. Empty: the planner groups `gpus` itself.
+    std::vector<std::vector<int>> task_gpus;
+    // CPUs each task gets (-c/--cpus-per-task): the first N of its planned CPUs,
+    // whole cores first; 0: its whole share.
+    int cpus_per_task = 0;
 };
 
 struct TaskBinding {

@@ -1,0 +1,276 @@
+#include "step/device_scope.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include "topo/core/files.hpp"
+#include "topo/core/strings.hpp"
+
+namespace gputopo::step {
+
+namespace {
+
+bool starts_with_ci(const std::string& s, const std::string& prefix) {
+    if (s.size() < prefix.size()) return false;
+    for (size_t i = 0; i < prefix.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i])))
+            return false;
+    return true;
+}
+
+// A small non-negative number (a count or a position), else -1.
+long small_number(const std::string& s, int base) {
+    if (s.empty() || s.size() > 18) return -1;
+    char* end = nullptr;
+    long v = std::strtol(s.c_str(), &end, base);
+    if (!end || *end != '\0' || v < 0) return -1;
+    return v;
+}
+
+// Slurm reads map/mask entries with strtol(tok, NULL, 0): 0x.. hex, 0.. octal, else decimal.
+long slurm_number(const std::string& s) {
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) return small_number(s.substr(2), 16);
+    return small_number(s, 10);
+}
+
+// The map/mask entry task `task` takes: entries "V" or "V*count", cycling
+// through the list (Slurm's _get_usable_gres_map_or_mask). -1 when unreadable.
+long entry_for_task(const std::string& list, int task) {
+    std::vector<std::pair<long, long>> entries;  // value, repeat count
+    long total = 0;
+    for (const std::string& tok : split_fields(list, ',')) {
+        if (entries.size() >= 1024) return -1;
+        size_t star = tok.find('*');
+        long value = slurm_number(tok.substr(0, star));
+        long mult = star == std::string::npos ? 1 : small_number(tok.substr(star + 1), 10);
+        if (value < 0 || mult < 0) return -1;
+        if (mult == 0) mult = 1;  // Slurm: "Repetition count of 0 not allowed ..., using 1 instead"
+        if (mult > 1 << 20) mult = 1 << 20;
+        entries.emplace_back(value, mult);
+        total += mult;
+    }
+    if (entries.empty() || total <= 0) return -1;
+    long at = task % total;
+    for (const auto& e : entries) {
+        if (at < e.second) return e.first;
+        at -= e.second;
+    }
+    return -1;
+}
+
+// Positions (or GPU indices) named by one entry: a map names one, a mask one per bit.
+std::vector<long> named_by(const SlurmGpuBind& b, long value) {
+    if (b.kind == SlurmGpuBind::Kind::MapGpu) return {value};
+    std::vector<long> out;
+    for (int bit = 0; bit < 63; ++bit)
+        if ((value >> bit) & 1L) out.push_back(bit);
+    return out;
+}
+
+std::vector<int> map_or_mask(const SlurmGpuBind& b, const std::vector<int>& step, int task, bool constrained) {
+    std::vector<int> out;
+    const long value = entry_for_task(b.list, task);
+    if (value < 0) return out;
+    for (long v : named_by(b, value)) {
+        if (constrained) {
+            if (v < static_cast<long>(step.size())) out.push_back(step[static_cast<size_t>(v)]);
+        } else if (std::find(step.begin(), step.end(), v) != step.end()) {
+            out.push_back(static_cast<int>(v));
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// The step's GPUs whose CPUs meet `cpus` (a GPU of unknown locality counts as near:
+// Slurm's gres.conf line without Cores=).
+std::vector<int> closest_to(const Node& node, const std::vector<int>& among, const CpuSet& cpus) {
+    std::vector<int> out;
+    for (int g : among) {
+        const Gpu* gpu = node.gpu(g);
+        if (!gpu) continue;
+        if (gpu->local_cpus.empty() || !(gpu->local_cpus & cpus).empty()) out.push_back(g);
+    }
+    return out;
+}
+
+}  // namespace
+
+SlurmGpuBind parse_slurm_gpu_bind(const std::string& text) {
+    SlurmGpuBind b;
+    std::string s = text;
+    for (const char* prefix : {"gres/gpu:", "gpu:"}) {
+        size_t at = s.find(prefix);
+        if (at != std::string::npos) {
+            s = s.substr(at + std::string(prefix).size());
+            break;
+        }
+    }
+    size_t plus = s.find('+');  // several TRES: gres/gpu:...+gres/nic:...
+    if (plus != std::string::npos) s = s.substr(0, plus);
+    if (starts_with_ci(s, "verbose,")) s = s.substr(8);
+    auto after = [&](const char* p) { return s.substr(std::string(p).size()); };
+    if (starts_with_ci(s, "per_task:")) {
+        long n = small_number(after("per_task:"), 10);
+        if (n > 0 && n <= 4096) b = {SlurmGpuBind::Kind::PerTask, static_cast<int>(n), ""};
+    } else if (starts_with_ci(s, "map_gpu:")) {
+        b = {SlurmGpuBind::Kind::MapGpu, 0, after("map_gpu:")};
+    } else if (starts_with_ci(s, "map:")) {
+        b = {SlurmGpuBind::Kind::MapGpu, 0, after("map:")};
+    } else if (starts_with_ci(s, "mask_gpu:")) {
+        b = {SlurmGpuBind::Kind::MaskGpu, 0, after("mask_gpu:")};
+    } else if (starts_with_ci(s, "mask:")) {
+        b = {SlurmGpuBind::Kind::MaskGpu, 0, after("mask:")};
+    } else if (starts_with_ci(s, "single:")) {
+        long n = small_number(after("single:"), 10);
+        b = {SlurmGpuBind::Kind::Single, n > 0 && n <= 4096 ? static_cast<int>(n) : 1, ""};
+    } else if (starts_with_ci(s, "closest")) {
+        b = {SlurmGpuBind::Kind::Closest, 0, ""};
+    }
+    return b;
+}
+
+PerTaskRule per_task_rule_for(unsigned long v) {
+    return v >= 0x170b00UL ? PerTaskRule::NearestFirst : PerTaskRule::Blocks;  // 23.11
+}
+
+#ifndef GPUTOPO_SLURM_VERSION_NUMBER
+#define GPUTOPO_SLURM_VERSION_NUMBER 0
+#endif
+PerTaskRule built_per_task_rule() { return per_task_rule_for(GPUTOPO_SLURM_VERSION_NUMBER); }
+
+namespace {
+
+const CpuSet& cpus_of(const std::vector<CpuSet>& task_cpus, int task) {
+    static const CpuSet none;
+    return task >= 0 && static_cast<size_t>(task) < task_cpus.size() ? task_cpus[static_cast<size_t>(task)] : none;
+}
+
+std::vector<int> per_task_blocks(const std::vector<int>& step, int count, int task) {
+    std::vector<int> out;
+    const size_t first = static_cast<size_t>(task) * static_cast<size_t>(count);
+    for (size_t i = first; i < first + static_cast<size_t>(count) && i < step.size(); ++i) out.push_back(step[i]);
+    return out;
+}
+
+// 23.11+: tasks 0..task in turn take `count` free GPUs, near their CPUs first.
+std::vector<int> per_task_nearest_first(const Node& node, const std::vector<int>& step, int count, int task,
+                                        const std::vector<CpuSet>& task_cpus) {
+    std::vector<int> free = step, mine;
+    for (int t = 0; t <= task; ++t) {
+        std::vector<int> took;
+        auto take_from = [&](const std::vector<int>& candidates) {
+            for (int g : candidates) {
+                if (static_cast<int>(took.size()) >= count) break;
+                auto it = std::find(free.begin(), free.end(), g);
+                if (it == free.end()) continue;
+                free.erase(it);
+                took.push_back(g);
+            }
+        };
+        take_from(closest_to(node, free, cpus_of(task_cpus, t)));
+        take_from(std::vector<int>(free));
+        if (t == task) mine = took;
+    }
+    std::sort(mine.begin(), mine.end());
+    return mine;
+}
+
+}  // namespace
+
+std::optional<std::vector<int>> slurm_task_gpus(const SlurmGpuBind& bind, const std::vector<int>& step_gpus, int task,
+                                                bool constrained, const Node* node,
+                                                const std::vector<CpuSet>& task_cpus, PerTaskRule rule) {
+    if (step_gpus.empty() || task < 0) return std::nullopt;
+    std::vector<int> out;
+    switch (bind.kind) {
+    case SlurmGpuBind::Kind::None:
+        return step_gpus;
+    case SlurmGpuBind::Kind::PerTask:
+        if (rule == PerTaskRule::Blocks) {
+            out = per_task_blocks(step_gpus, bind.count, task);
+        } else {
+            if (!node) return std::nullopt;
+            out = per_task_nearest_first(*node, step_gpus, bind.count, task, task_cpus);
+        }
+        break;
+    case SlurmGpuBind::Kind::MapGpu:
+    case SlurmGpuBind::Kind::MaskGpu:
+        if (entry_for_task(bind.list, task) < 0) return std::nullopt;
+        out = map_or_mask(bind, step_gpus, task, constrained);
+        break;
+    case SlurmGpuBind::Kind::Closest:
+    case SlurmGpuBind::Kind::Single: {
+        if (!node) return std::nullopt;
+        out = closest_to(*node, step_gpus, cpus_of(task_cpus, task));
+        if (bind.kind == SlurmGpuBind::Kind::Single && out.size() > 1) {
+            const size_t n = static_cast<size_t>(task / bind.count) % out.size();
+            out = {out[n]};
+        }
+        break;
+    }
+    }
+    if (out.empty()) out.push_back(step_gpus.front());  // Slurm: "Binding to the first device in the allocation instead"
+    return out;
+}
+
+std::vector<CpuSet> task_cpus_from_slurm(const std::optional<std::string>& bind_type,
+                                         const std::optional<std::string>& bind_list, int ntasks) {
+    std::vector<CpuSet> out(static_cast<size_t>(std::clamp(ntasks, 0, 4096)));
+    if (!bind_type || !bind_list || bind_list->empty() || out.empty()) return out;
+    const bool mask = starts_with_ci(*bind_type, "mask_cpu");
+    const bool map = starts_with_ci(*bind_type, "map_cpu");
+    if (!mask && !map) return out;
+    std::vector<CpuSet> entries;
+    try {
+        for (const std::string& e : split_fields(*bind_list, ',')) {
+            if (entries.size() >= out.size()) break;
+            if (mask) {
+                entries.push_back(CpuSet::parse_hex_mask(e));
+            } else {
+                const long cpu = slurm_number(e);
+                if (cpu < 0 || cpu > 65535) return out;
+                CpuSet one;
+                one.set(static_cast<int>(cpu));
+                entries.push_back(one);
+            }
+        }
+    } catch (const std::exception&) {
+        return out;
+    }
+    if (entries.empty()) return out;
+    for (size_t t = 0; t < out.size(); ++t) out[t] = entries[t % entries.size()];
+    return out;
+}
+
+bool cgroup_conf_constrains_devices(const std::string& text) {
+    bool on = false;
+    for (const std::string& raw : split_fields(text, '\n')) {
+        std::string line = raw.substr(0, raw.find('#'));
+        for (char& c : line)
+            if (c == '\t' || c == '\r') c = ' ';
+        for (const std::string& word : split_nonempty(line, ' ')) {
+            size_t eq = word.find('=');
+            if (eq == std::string::npos || !starts_with_ci(word.substr(0, eq), "ConstrainDevices") || eq != 16)
+                continue;
+            const std::string v = word.substr(eq + 1);
+            on = starts_with_ci(v, "yes") || v == "1" || starts_with_ci(v, "true");
+        }
+    }
+    return on;
+}
+
+bool slurm_constrains_devices(const std::string& slurm_dir) {
+    if (slurm_dir.empty()) return false;
+    try {
+        ReadLimits limits;
+        limits.max_bytes = kMaxConfigFileBytes;
+        auto text = read_file_bounded(slurm_dir + "/cgroup.conf", limits);
+        return text && cgroup_conf_constrains_devices(*text);
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+}  // namespace gputopo::step

@@ -1,0 +1,91 @@
+// Which GPUs a task can open, by Slurm's own rule, and how it numbers them.
+//
+// Slurm binds GPUs per task when its GPU binding is per_task:N (what srun sets
+// itself for --gpus-per-task), map_gpu, mask_gpu, closest or single:N
+// (--gpu-bind / --tres-bind=gres/gpu:...; slurmstepd writes it in each task's
+// SLURMD_TRES_BIND, e.g. "gpu:per_task:2"). With task/cgroup and
+// ConstrainDevices=yes each such task gets a devices cgroup of its own holding
+// only its GPUs, and Slurm numbers them 0..k-1 in every GPU variable
+// (gres_use_local_device_index(): CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES,
+// even SLURM_STEP_GPUS, which then names no physical GPU). Without a per-task
+// binding the device scope is the step's; with ConstrainDevices it is numbered
+// 0..k-1 over the step's GPUs.
+//
+// Which physical GPUs a task holds follows Slurm 22.05-26.05 src/interfaces/
+// gres.c _get_usable_gres(), applied to the step's GPUs on the node (sorted):
+//   per_task:N      the task with local id i holds the step's GPUs at positions
+//                   [i*N, i*N+N) (_filter_gres_per_task)
+//   map_gpu:L       entry i of L (with "*count" repeats, cycling) is a position
+//                   in the step's GPUs when devices are constrained (local
+//                   index), a GPU index otherwise (_get_usable_gres_map_or_mask)
+//   mask_gpu:L      likewise, each bit a position / GPU index
+//   closest         the step's GPUs whose CPUs (gres.conf Cores=; gputopo uses
+//                   the topology's local CPUs, which an admin keeps equal) meet
+//                   the task's CPU affinity; single:N then keeps one of them,
+//                   (i / N) % count (_get_usable_gres_cpu_affinity,
+//                   _filter_usable_gres)
+// A binding that names no GPU of the step gives the step's first (Slurm: "Binding
+// to the first device in the allocation instead").
+// Pure: strings and lists in, lists out.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "topo/core/cpuset.hpp"
+#include "topo/core/model.hpp"
+
+namespace gputopo::step {
+
+struct SlurmGpuBind {
+    enum class Kind { None, PerTask, MapGpu, MaskGpu, Closest, Single };
+    Kind kind = Kind::None;
+    int count = 0;           // per_task:N, single:N
+    std::string list;        // map_gpu / mask_gpu values, as given
+    bool per_task() const { return kind != Kind::None; }
+};
+
+// The gres/gpu part of a TRES binding: "gpu:per_task:2", "gres/gpu:map_gpu:3,2",
+// "verbose,closest", "single:1", "none", "". Anything else (and "none") is Kind::None.
+SlurmGpuBind parse_slurm_gpu_bind(const std::string& text);
+
+// How Slurm picks per_task:N GPUs: in blocks (22.05-23.02), or, from 23.11 on,
+// task by task, first the free GPUs near the task's CPUs, then any
+// (_get_gres_per_task). The front ends pass the release they were built for.
+enum class PerTaskRule { Blocks, NearestFirst };
+PerTaskRule per_task_rule_for(unsigned long slurm_version_number);  // SLURM_VERSION_NUMBER, 0: Blocks
+// The rule of the Slurm release this build is for (the Makefile passes its
+// SLURM_VERSION_NUMBER; Blocks when built without Slurm's headers).
+PerTaskRule built_per_task_rule();
+
+// The physical GPUs (node-wide indices, sorted) Slurm gives local task `task`
+// under `bind`, from the step's GPUs on the node (`step_gpus`, sorted).
+// `constrained`: devices constrained (map/mask values are positions in the
+// step's GPUs). `task_cpus[j]`: the CPUs Slurm placed local task j on
+// (task_cpus_from_slurm; empty sets when unknown), read by closest, single and
+// the NearestFirst per_task rule, with `node` for the GPUs' CPUs. nullopt when
+// the binding cannot be read or the GPUs' CPUs are needed and `node` is null.
+std::optional<std::vector<int>> slurm_task_gpus(const SlurmGpuBind& bind, const std::vector<int>& step_gpus, int task,
+                                                bool constrained, const Node* node,
+                                                const std::vector<CpuSet>& task_cpus,
+                                                PerTaskRule rule = PerTaskRule::Blocks);
+
+// The CPUs task/affinity placed each local task on, as its SLURM_CPU_BIND_TYPE
+// and SLURM_CPU_BIND_LIST say (mask_cpu: hex masks, map_cpu: CPU numbers),
+// `ntasks` entries (cycling through a shorter list, as Slurm does); empty sets
+// when the list is absent or of another kind. At most 4096 tasks are read.
+std::vector<CpuSet> task_cpus_from_slurm(const std::optional<std::string>& bind_type,
+                                         const std::optional<std::string>& bind_list, int ntasks);
+
+// ConstrainDevices=yes in the cgroup.conf text (Slurm's key=value syntax, keys and
+// yes/no case-insensitive, '#' comments).
+bool cgroup_conf_constrains_devices(const std::string& cgroup_conf_text);
+
+// Whether Slurm constrains devices on this node: `slurm_dir`/cgroup.conf says
+// ConstrainDevices=yes (read bounded; absent or unreadable: false). Slurm's own
+// rule also needs task/cgroup in TaskPlugin; gputopo does not read slurm.conf
+// (large at big sites) for it: a site with ConstrainDevices=yes runs task/cgroup.
+bool slurm_constrains_devices(const std::string& slurm_dir);
+
+}  // namespace gputopo::step

@@ -1,0 +1,335 @@
+// Slurm's device scope under ConstrainDevices (step/device_scope.hpp): which
+// physical GPUs each task holds by Slurm's own rule, and what the one step
+// binding (plugin and launcher alike) makes of it: a task is never handed a
+// GPU outside its own cgroup, and sees its GPUs as 0..k-1. Expected answers
+// are computed here from the rule's definition, not from gputopo's code.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+#include "launcher/binding.hpp"
+#include "step/device_scope.hpp"
+#include "step/step_binding.hpp"
+#include "tests/unit/fixtures.hpp"
+#include "topo/plan/planner.hpp"
+#include "topo/sources/topology_loader.hpp"
+
+using namespace gputopo;
+using namespace gputopo::step;
+
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+Getenv env_of(const Env& m) {
+    return [m](const std::string& n) -> std::optional<std::string> {
+        auto it = m.find(n);
+        if (it == m.end()) return std::nullopt;
+        return it->second;
+    };
+}
+
+std::string join(const std::vector<int>& v) {
+    std::string out;
+    for (int x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+    return out;
+}
+
+std::vector<int> split_ints(const std::string& s) {
+    std::vector<int> out;
+    size_t at = 0;
+    while (at < s.size()) {
+        size_t comma = s.find(',', at);
+        out.push_back(std::stoi(s.substr(at, comma == std::string::npos ? std::string::npos : comma - at)));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+    }
+    return out;
+}
+
+std::optional<std::string> value_of(const std::vector<EnvVar>& env, const std::string& name) {
+    for (const auto& v : env)
+        if (v.name == name) return v.value;
+    return std::nullopt;
+}
+
+Node oci() {
+    return load_topology_file(
+        gputopo_test::topology("nccl/oci-BM.GPU.H100.8_8xH100-SXM5_8xCX7-dualport_2xXeon8480+_nccl-dump.xml"));
+}
+
+const std::vector<CpuSet> kNoCpus;
+
+}  // namespace
+
+TEST_CASE("Slurm's GPU binding as slurmstepd writes it in SLURMD_TRES_BIND", "[device_scope]") {
+    CHECK(parse_slurm_gpu_bind("gpu:per_task:2").kind == SlurmGpuBind::Kind::PerTask);
+    CHECK(parse_slurm_gpu_bind("gpu:per_task:2").count == 2);
+    CHECK(parse_slurm_gpu_bind("gres/gpu:map_gpu:3,2").kind == SlurmGpuBind::Kind::MapGpu);
+    CHECK(parse_slurm_gpu_bind("gres/gpu:map_gpu:3,2").list == "3,2");
+    CHECK(parse_slurm_gpu_bind("gres/gpu:verbose,mask_gpu:0x3,0xc").kind == SlurmGpuBind::Kind::MaskGpu);
+    CHECK(parse_slurm_gpu_bind("gres/gpu:map:1").kind == SlurmGpuBind::Kind::MapGpu);  // 24.11 spelling
+    CHECK(parse_slurm_gpu_bind("gpu:closest").kind == SlurmGpuBind::Kind::Closest);
+    CHECK(parse_slurm_gpu_bind("gpu:single:2").count == 2);
+    CHECK(parse_slurm_gpu_bind("gres/gpu:per_task:1+gres/nic:closest").count == 1);
+    for (const char* none : {"", "gpu:none", "gpu:per_task:0", "gpu:per_task:x", "gres/nic:closest", "nonsense"})
+        CHECK_FALSE(parse_slurm_gpu_bind(none).per_task());
+}
+
+TEST_CASE("per_task:N: blocks of the step's GPUs before 23.11, nearest free GPUs first from 23.11", "[device_scope]") {
+    const std::vector<int> step = {3, 4, 5, 6};  // part of a node: another job holds 0-2
+    const SlurmGpuBind two = parse_slurm_gpu_bind("gpu:per_task:2");
+    CHECK(slurm_task_gpus(two, step, 0, true, nullptr, kNoCpus) == std::vector<int>{3, 4});
+    CHECK(slurm_task_gpus(two, step, 1, true, nullptr, kNoCpus) == std::vector<int>{5, 6});
+    CHECK(per_task_rule_for(0x160508) == PerTaskRule::Blocks);        // 22.05.8
+    CHECK(per_task_rule_for(0x170b01) == PerTaskRule::NearestFirst);  // 23.11.1
+    CHECK(per_task_rule_for(0x180b05) == PerTaskRule::NearestFirst);  // 24.11.5
+
+    // 23.11+: a task placed on the second socket takes the GPUs near it first.
+    Node node = oci();
+    REQUIRE(node.gpus.size() == 8);
+    const std::vector<int> all = {0, 1, 2, 3, 4, 5, 6, 7};
+    std::vector<CpuSet> cpus = {node.gpus[7].local_cpus, node.gpus[0].local_cpus};
+    REQUIRE_FALSE(cpus[0].empty());
+    REQUIRE_FALSE(node.gpus[7].local_cpus.intersects(node.gpus[0].local_cpus));
+    const SlurmGpuBind one = parse_slurm_gpu_bind("gpu:per_task:1");
+    auto t0 = slurm_task_gpus(one, all, 0, true, &node, cpus, PerTaskRule::NearestFirst);
+    auto t1 = slurm_task_gpus(one, all, 1, true, &node, cpus, PerTaskRule::NearestFirst);
+    REQUIRE(t0);
+    REQUIRE(t1);
+    CHECK(node.gpus[static_cast<size_t>(t0->front())].local_cpus == node.gpus[7].local_cpus);
+    CHECK(node.gpus[static_cast<size_t>(t1->front())].local_cpus == node.gpus[0].local_cpus);
+    // The same two tasks under the 22.05 rule: blocks, whatever the CPUs.
+    CHECK(slurm_task_gpus(one, all, 0, true, &node, cpus, PerTaskRule::Blocks) == std::vector<int>{0});
+}
+
+TEST_CASE("map_gpu/mask_gpu: positions in the step's GPUs when constrained, GPU indices when not", "[device_scope]") {
+    const std::vector<int> step = {4, 5, 6, 7};
+    const SlurmGpuBind map = parse_slurm_gpu_bind("gpu:map_gpu:3,2*2,0");
+    CHECK(slurm_task_gpus(map, step, 0, true, nullptr, kNoCpus) == std::vector<int>{7});
+    CHECK(slurm_task_gpus(map, step, 1, true, nullptr, kNoCpus) == std::vector<int>{6});
+    CHECK(slurm_task_gpus(map, step, 2, true, nullptr, kNoCpus) == std::vector<int>{6});
+    CHECK(slurm_task_gpus(map, step, 3, true, nullptr, kNoCpus) == std::vector<int>{4});
+    CHECK(slurm_task_gpus(map, step, 4, true, nullptr, kNoCpus) == std::vector<int>{7});  // the list cycles
+    // Not constrained: the values are GPU indices; one outside the step gives the first.
+    CHECK(slurm_task_gpus(parse_slurm_gpu_bind("gpu:map_gpu:5"), step, 0, false, nullptr, kNoCpus) ==
+          std::vector<int>{5});
+    CHECK(slurm_task_gpus(parse_slurm_gpu_bind("gpu:map_gpu:1"), step, 0, false, nullptr, kNoCpus) ==
+          std::vector<int>{4});
+    const SlurmGpuBind mask = parse_slurm_gpu_bind("gpu:mask_gpu:0x3,0xc");
+    CHECK(slurm_task_gpus(mask, step, 0, true, nullptr, kNoCpus) == std::vector<int>{4, 5});
+    CHECK(slurm_task_gpus(mask, step, 1, true, nullptr, kNoCpus) == std::vector<int>{6, 7});
+    CHECK_FALSE(slurm_task_gpus(parse_slurm_gpu_bind("gpu:map_gpu:x"), step, 0, true, nullptr, kNoCpus));
+}
+
+TEST_CASE("closest and single: the step's GPUs near the task's CPUs", "[device_scope]") {
+    Node node = oci();
+    const std::vector<int> all = {0, 1, 2, 3, 4, 5, 6, 7};
+    std::vector<int> near7;
+    for (int g : all)
+        if (node.gpus[static_cast<size_t>(g)].local_cpus.intersects(node.gpus[7].local_cpus)) near7.push_back(g);
+    std::vector<CpuSet> cpus = {node.gpus[7].local_cpus, node.gpus[7].local_cpus};
+    CHECK(slurm_task_gpus(parse_slurm_gpu_bind("gpu:closest"), all, 0, true, &node, cpus) == near7);
+    // single:1 keeps one of them, the (task / 1)-th.
+    CHECK(slurm_task_gpus(parse_slurm_gpu_bind("gpu:single:1"), all, 1, true, &node, cpus) ==
+          std::vector<int>{near7[1]});
+    CHECK_FALSE(slurm_task_gpus(parse_slurm_gpu_bind("gpu:closest"), all, 0, true, nullptr, cpus));
+}
+
+TEST_CASE("task/affinity's per-task CPUs from SLURM_CPU_BIND_TYPE and _LIST", "[device_scope]") {
+    auto c = task_cpus_from_slurm(std::string("mask_cpu:"), std::string("0x1,0x6"), 3);
+    REQUIRE(c.size() == 3);
+    CHECK(c[0].to_list() == "0");
+    CHECK(c[1].to_list() == "1-2");
+    CHECK(c[2].to_list() == "0");  // a shorter list cycles, as Slurm applies it
+    auto m = task_cpus_from_slurm(std::string("map_cpu:"), std::string("5,3"), 2);
+    CHECK(m[1].to_list() == "3");
+    CHECK(task_cpus_from_slurm(std::string("none"), std::string(""), 2)[0].empty());
+    CHECK(task_cpus_from_slurm(std::string("mask_cpu:"), std::string("0xZZ"), 2)[0].empty());
+}
+
+TEST_CASE("cgroup.conf: ConstrainDevices=yes", "[device_scope]") {
+    CHECK(cgroup_conf_constrains_devices("CgroupPlugin=cgroup/v1\nConstrainDevices=yes\n"));
+    CHECK(cgroup_conf_constrains_devices("constraindevices=YES # comment"));
+    CHECK(cgroup_conf_constrains_devices("ConstrainCores=yes ConstrainDevices=yes"));
+    CHECK_FALSE(cgroup_conf_constrains_devices("ConstrainDevices=no\n"));
+    CHECK_FALSE(cgroup_conf_constrains_devices("#ConstrainDevices=yes\n"));
+    CHECK_FALSE(cgroup_conf_constrains_devices("ConstrainDevicesX=yes\n"));
+    CHECK_FALSE(cgroup_conf_constrains_devices(""));
+    CHECK_FALSE(slurm_constrains_devices("/nonexistent-dir"));
+}
+
+// Every shipped topology with two or more GPUs, per_task:N with N = 1 and 2, the
+// whole node or its upper half, under ConstrainDevices: each task's
+// CUDA_VISIBLE_DEVICES counts 0..N-1, GPUTOPO_GPUS is the block Slurm's rule
+// gives it, no variable names a GPU outside that block, and its CPUs lie in the
+// CPUs local to its GPUs whenever the plan could keep them local. The launcher's
+// path, given the step's GPUs, gives the same action.
+TEST_CASE("ConstrainDevices + per-task binding on every fixture: each task binds around the GPUs it holds",
+          "[device_scope][fixtures]") {
+    int checked = 0;
+    for (const std::string& rel : gputopo_test::topology_files()) {
+        Node node;
+        try {
+            node = load_topology_file(gputopo_test::topology(rel));
+        } catch (const std::exception&) {
+            continue;  // partial files the loader refuses (test_topology_loader covers them)
+        }
+        const int n = static_cast<int>(node.gpus.size());
+        if (n < 2) continue;
+        for (int per : {1, 2}) {
+            for (bool half : {false, true}) {
+                std::vector<int> step;
+                for (int g = half ? n / 2 : 0; g < n; ++g) step.push_back(g);
+                const int tasks = static_cast<int>(step.size()) / per;
+                if (tasks < 1) continue;
+                StepSetup setup;
+                setup.env = env_of({{"SLURM_STEP_GPUS", join(step)}, {"CUDA_VISIBLE_DEVICES", join(step)}});
+                setup.options = parse_gpu_topo("closest");
+                setup.node_name = "n";
+                setup.local_tasks = tasks;
+                setup.host_cpus = node.cpus;
+                setup.affinity = node.cpus;
+                setup.devices_constrained = true;
+                StepBinding binding(setup, node);
+                std::set<int> seen;
+                for (int t = 0; t < tasks; ++t) {
+                    std::vector<int> held(step.begin() + t * per, step.begin() + (t + 1) * per);
+                    std::vector<int> local;
+                    for (int i = 0; i < per; ++i) local.push_back(i);
+                    const Env task_env = {{"SLURMD_TRES_BIND", "gpu:per_task:" + std::to_string(per)},
+                                          {"CUDA_VISIBLE_DEVICES", join(local)},
+                                          {"SLURM_STEP_GPUS", join(local)}};
+                    INFO(rel << " per_task:" << per << (half ? " upper half" : " whole node") << " task " << t);
+                    REQUIRE(binding.task_scope_is_own(std::string("gpu:per_task:" + std::to_string(per))));
+                    TaskAction a = binding.task(t, env_of(task_env));
+                    auto cvd = value_of(a.set, "CUDA_VISIBLE_DEVICES");
+                    auto rocr = value_of(a.set, "ROCR_VISIBLE_DEVICES");
+                    const std::string visible = cvd ? *cvd : std::string();
+                    if (node.gpus[0].vendor == Vendor::Amd) {
+                        REQUIRE(rocr);
+                        std::vector<int> r = split_ints(*rocr);
+                        std::sort(r.begin(), r.end());
+                        CHECK(r == local);
+                    } else {
+                        REQUIRE(cvd);
+                        std::vector<int> v = split_ints(visible);
+                        std::sort(v.begin(), v.end());
+                        CHECK(v == local);
+                    }
+                    auto gpus = value_of(a.set, "GPUTOPO_GPUS");
+                    REQUIRE(gpus);
+                    std::vector<int> g = split_ints(*gpus);
+                    std::sort(g.begin(), g.end());
+                    CHECK(g == held);
+                    for (int x : g) CHECK(seen.insert(x).second);  // no two tasks hold one GPU
+                    CHECK(value_of(a.set, "GPUTOPO_STEP_GPUS") == std::optional<std::string>(join(step)));
+                    // Its CPUs are near its own GPUs when they have a known locality and
+                    // the plan had whole cores enough for every task there.
+                    CpuSet near;
+                    for (int x : held) near |= node.gpus[static_cast<size_t>(x)].local_cpus;
+                    if (!near.empty() && !a.cpus.empty() && near.count() >= tasks) CHECK(near.contains(a.cpus));
+                    // The launcher, told the step's GPUs, makes the same action.
+                    Env launcher_env = task_env;
+                    launcher_env["SLURM_LOCALID"] = std::to_string(t);
+                    launcher_env["SLURM_NODEID"] = "0";
+                    launcher_env["SLURM_STEP_TASKS_PER_NODE"] = std::to_string(tasks);
+                    launcher_env["SLURMD_NODENAME"] = "n";
+                    TaskAction l = launch::binding_for(node, setup.options, env_of(launcher_env), true, step,
+                                                       node.cpus, node.cpus, true);
+                    CHECK(value_of(l.set, "GPUTOPO_GPUS") == gpus);
+                    CHECK(value_of(l.set, "CUDA_VISIBLE_DEVICES") == cvd);
+                    CHECK(l.cpus == a.cpus);
+                    ++checked;
+                }
+            }
+        }
+    }
+    CHECK(checked > 50);
+}
+
+TEST_CASE("devices constrained, no per-task binding: the step's GPUs numbered 0..k-1 in the step's cgroup",
+          "[device_scope]") {
+    Node node = oci();
+    StepSetup setup;
+    setup.env = env_of({{"SLURM_STEP_GPUS", "4,5,6,7"}, {"CUDA_VISIBLE_DEVICES", "0,1,2,3"}});
+    setup.options = parse_gpu_topo("closest");
+    setup.local_tasks = 2;
+    setup.host_cpus = node.cpus;
+    setup.affinity = node.cpus;
+    setup.devices_constrained = true;
+    StepBinding b(setup, node);
+    CHECK_FALSE(b.task_scope_is_own(std::string("gpu:none")));
+    CHECK_FALSE(b.task_scope_is_own(std::nullopt));
+    std::set<std::string> seen;
+    for (int t = 0; t < 2; ++t) {
+        TaskAction a = b.task(t, env_of({}));
+        auto cvd = value_of(a.set, "CUDA_VISIBLE_DEVICES");
+        REQUIRE(cvd);
+        for (int v : split_ints(*cvd)) CHECK((v >= 0 && v < 4));
+        auto g = value_of(a.set, "GPUTOPO_GPUS");
+        REQUIRE(g);
+        for (int v : split_ints(*g)) CHECK((v >= 4 && v < 8));
+    }
+}
+
+TEST_CASE("share under per-task device cgroups: one line says it cannot be, tasks stay on their own GPUs",
+          "[device_scope]") {
+    Node node = oci();
+    StepSetup setup;
+    setup.env = env_of({{"SLURM_STEP_GPUS", "0,1"}, {"CUDA_VISIBLE_DEVICES", "0,1"}});
+    setup.options = parse_gpu_topo("closest,share");
+    setup.local_tasks = 2;
+    setup.host_cpus = node.cpus;
+    setup.affinity = node.cpus;
+    setup.devices_constrained = true;
+    StepBinding b(setup, node);
+    TaskAction a = b.task(1, env_of({{"SLURMD_TRES_BIND", "gpu:per_task:1"}, {"CUDA_VISIBLE_DEVICES", "0"}}));
+    CHECK(value_of(a.set, "CUDA_VISIBLE_DEVICES") == std::optional<std::string>("0"));
+    CHECK(value_of(a.set, "GPUTOPO_GPUS") == std::optional<std::string>("1"));
+    TaskAction first = b.task(0, env_of({{"SLURMD_TRES_BIND", "gpu:per_task:1"}, {"CUDA_VISIBLE_DEVICES", "0"}}));
+    bool said = false;
+    for (const auto& n : first.notes) said = said || n.find("share is not possible") != std::string::npos;
+    CHECK(said);
+    // Slurm gave the task more GPUs than its rule says: devices kept as Slurm set them.
+    TaskAction odd = b.task(1, env_of({{"SLURMD_TRES_BIND", "gpu:per_task:1"}, {"CUDA_VISIBLE_DEVICES", "0,1"}}));
+    CHECK_FALSE(value_of(odd.set, "CUDA_VISIBLE_DEVICES"));
+    CHECK_FALSE(value_of(odd.set, "GPUTOPO_GPUS"));
+    CHECK_THAT(odd.kept_note, Catch::Contains("devices kept as Slurm set them"));
+}
+
+TEST_CASE("-c N: each task gets N CPUs of its share, whole cores first", "[device_scope][planner]") {
+    int checked = 0;
+    for (const std::string& rel : gputopo_test::topology_files()) {
+        Node node;
+        try {
+            node = load_topology_file(gputopo_test::topology(rel));
+        } catch (const std::exception&) {
+            continue;  // partial files the loader refuses (test_topology_loader covers them)
+        }
+        if (node.gpus.size() < 2 || node.cores.empty()) continue;
+        const int smt = node.cores.front().pus.count();
+        PlanRequest r;
+        r.gpus = {0, 1};
+        r.ntasks = 2;
+        const Plan whole_share = make_plan(node, r);
+        r.cpus_per_task = 2 * smt;
+        const Plan p = make_plan(node, r);
+        for (const TaskBinding& t : p.tasks) {
+            INFO(rel << " task " << t.task);
+            const CpuSet& share = whole_share.tasks[static_cast<size_t>(t.task)].cpus;
+            CHECK(share.contains(t.cpus));
+            CHECK(t.cpus.count() == std::min(2 * smt, share.count()));
+            int whole_in_share = 0, whole = 0;
+            for (const Core& c : node.cores) {
+                if (share.contains(c.pus)) ++whole_in_share;
+                if (t.cpus.contains(c.pus)) ++whole;
+            }
+            CHECK(whole == std::min(2, whole_in_share));  // whole cores, not half ones
+            ++checked;
+        }
+        CHECK_FALSE(p.tasks[0].cpus.intersects(p.tasks[1].cpus));
+    }
+    CHECK(checked > 10);
+}
