@@ -121,6 +121,9 @@ TARGETS := $(LIB) $(if $(CLI_SRC),$(CLI)) $(if $(SPANK_GLUE_SRC),$(PLUGIN)) \
            $(if $(LAUNCH_MAIN_SRC),$(LAUNCHER)) $(if $(FAKE_NVML_SRC),$(FAKE_NVML))
 READERS   := $(BUILD)/gputopo-readers.so
 TARGETS += $(READERS)
+# What a task really has, read from inside it (cluster tests): devices it can open, CPUs, memory policy.
+TASK_VIEW := $(BUILD)/task-view
+TARGETS += $(TASK_VIEW)
 
 .PHONY: all check check-unit check-cluster demo bench install uninstall deb rpm deps clean unit-tests golden fuzz fuzz-targets fuzz-run
 all: $(TARGETS)
@@ -181,6 +184,9 @@ $(call obj,step/device_scope.cpp): CPPFLAGS += $(if $(SLURM_VERSION_NUMBER),-DGP
 $(FAKE_NVML): $(call obj,$(FAKE_NVML_SRC)) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $^ $(LDLIBS)
+
+$(TASK_VIEW): $(BUILD)/obj/tests/cluster/task_view.o
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^
 
 $(UNIT): $(call obj,$(UNIT_SRC)) $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)

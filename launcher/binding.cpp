@@ -215,7 +215,8 @@ LaunchBinding compute_binding(const Options& o, const Getenv& task_env, NodeOnce
         std::optional<std::vector<int>> step_gpus;
         if (narrowed && constrained) {
             // Slurm numbers each task's GPUs 0..k-1 in its own device cgroup:
-            // the tasks' own variables name no physical GPU to exchange.
+            // the tasks' own variables name no physical GPU to exchange (and a v1
+            // devices.list shows "a *:* rwm" with Slurm's deny rules, v2 has none).
             std::string why;
             step_gpus = constrained_step_gpus(get, node.get(), why);
             if (!step_gpus) {

@@ -250,6 +250,7 @@ bool apply(const Options& opt, const RankInfo& ri, const Prepared& p, EventLog& 
         // Where task/affinity bound the task, SLURM_CPU_BIND* say what replaced it.
         if (failed.empty() && a.apply_affinity && std::getenv(env::kSlurmCpuBind))
             for (const auto& v : a.cpu_bind_vars) setenv(v.name.c_str(), v.value.c_str(), 1);
+        for (const auto& w : a.warnings) say("gputopo: " + w);  // local task 0 only carries them
         if (opt.verbose || opt.gpu_topo.verbose) {
             for (const auto& n : a.notes) say("gputopo: " + n);
             say("gputopo: " + a.verbose_line + (failed.empty() ? "" : " (affinity not applied: " + failed + ")"));

@@ -354,11 +354,12 @@ void StepBinding::task_notes(const Plan& use, const TaskScope& sc, TaskAction& a
     bool moved = false;
     for (size_t t = 0; t < use.tasks.size() && t < plan_.tasks.size(); ++t)
         if (use.tasks[t].gpus != plan_.tasks[t].gpus) moved = true;
-    if (moved || sc.gpus.empty())
+    if (moved)
         a.notes.push_back(node_name_ + ": Slurm gives each task its own GPUs (ConstrainDevices, SLURMD_TRES_BIND=" +
                           sc.bind + "): tasks are bound around the GPUs they hold");
+    if (sc.gpus.empty()) a.warnings.push_back(node_name_ + ": " + a.kept_note);
     if (options_.share)
-        a.notes.push_back(node_name_ +
+        a.warnings.push_back(node_name_ +
                           ": share is not possible here: each task's device cgroup holds only its own GPUs "
                           "(no CUDA IPC between ranks); use --gpus-per-node with --ntasks-per-node for ranks that "
                           "share GPUs");

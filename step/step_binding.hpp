@@ -71,7 +71,8 @@ struct TaskAction {
     bool user_bound = false;         // not applied because the user bound CPUs explicitly
     std::string skip_reason;         // why they are not applied, "" when applied / nothing to apply
     std::string verbose_line;        // "n1 task 3: gpus=3 (0000:5d:00.0) cpus=14-27 mems=1 (preferred) nic=mlx5_2 island=0"
-    std::vector<std::string> notes;  // once per node (task 0): GPUs whose nearest NIC is down, ...
+    std::vector<std::string> notes;  // once per node (task 0), with verbose: GPUs whose nearest NIC is down, ...
+    std::vector<std::string> warnings;  // once per node (task 0), always: what the user asked for that cannot be
     // SLURM_CPU_BIND, _TYPE and _LIST saying what is in force when gputopo
     // replaces Slurm's automatic CPU binding: a front end sets them where the
     // task's environment has SLURM_CPU_BIND (task/affinity bound it).

@@ -339,6 +339,7 @@ void bind_task(spank_t sp, const StepdState& st, int task) {
     const step::TaskAction& a = w.action;
     for (const auto& v : a.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
     say_step_notes(sp, st, task);
+    for (const auto& w2 : a.warnings) say(w2);  // task 0 of the node only carries them
     const std::string apply_error = step::apply_prepared(w.apply);
     if (apply_error.empty() && a.apply_affinity && !a.cpu_bind_vars.empty()) set_cpu_bind_vars(sp, a);
     const std::string failure = step::binding_failure(a, apply_error);

@@ -11,7 +11,7 @@ comes from `gputopo plan --topology DIR/NODE.xml --gpus L --ntasks N --mode M
 --format json`, turned into variables here by the documented rules (not by
 gputopo's own code). Prints "ok - NAME" or "not ok - NAME" plus reasons.
 """
-import argparse, json, re, subprocess, sys
+import argparse, json, os, re, subprocess, sys
 
 
 def nic_port(topology_file, nic):
@@ -32,6 +32,26 @@ def expand(lst):
         else:
             out.append(int(part))
     return out
+
+
+def per_task_count(tres_bind):
+    """N of Slurm's per-task GPU binding gpu:per_task:N (SLURMD_TRES_BIND), else 0."""
+    m = re.search(r"gpu:(?:verbose,)?per_task:(\d+)", tres_bind)
+    return int(m.group(1)) if m else 0
+
+
+def job_gpus(tasks, node):
+    """The GPU indices Slurm gave the job on `node`, as local task 0 read them while the job
+    ran (probe.sh JOB_GPU_IDX: "n[2-3]@0-3|..." from scontrol show job -d)."""
+    for t in tasks:
+        for part in t.get("JOB_GPU_IDX", "").split("|"):
+            if "@" not in part:
+                continue
+            nodes, idx = part.split("@", 1)
+            names = subprocess.run(["scontrol", "show", "hostnames", nodes], capture_output=True, text=True)
+            if node in names.stdout.split():
+                return sorted(expand(idx))
+    return []
 
 
 def main():
@@ -61,8 +81,14 @@ def main():
     nodes = {}
     for p in probes:
         nodes.setdefault(p.get("SLURMD_NODENAME", "?"), []).append(p)
+    constrained = os.environ.get("CLUSTER_TASK_CONFIG") == "cgroup"
     for node, tasks in sorted(nodes.items()):
         gpus = sorted({g for t in tasks for g in expand(t.get("SLURM_STEP_GPUS", ""))})
+        per_task = per_task_count(tasks[0].get("SLURMD_TRES_BIND", "")) if constrained else 0
+        if per_task:
+            # ConstrainDevices + per-task binding: each task's variables count its own GPUs
+            # 0..k-1; the step's GPUs on the node are the job's there (Slurm's own record).
+            gpus = job_gpus(tasks, node)
         topo = "%s/%s.xml" % (a.topo_dir, node)
         cmd = [a.gputopo, "plan", "--topology", topo, "--gpus",
                ",".join(map(str, gpus)), "--ntasks", str(len(tasks)), "--mode", a.mode, "--format", "json"]
@@ -72,10 +98,25 @@ def main():
             continue
         plan = json.loads(r.stdout)
         ptasks = plan["tasks"]
+        pci_of = {g: p for pt in ptasks for g, p in zip(pt["gpus"], pt["gpu_pci"])}
         for t in tasks:
             lid = int(t["SLURM_LOCALID"])
             want = ptasks[lid]
             own = want["gpus"]
+            if per_task:
+                # Slurm's rule (22.05: per_task:N blocks of the step's GPUs); the task
+                # sees them as 0..N-1 in its own cgroup. CPUs, memory and NICs follow
+                # them: t_cgroup_binding.sh reads what the task really has.
+                held = gpus[lid * per_task:(lid + 1) * per_task]
+                local = ",".join(str(i) for i in range(len(held)))
+                exp = {"GPUTOPO_GPUS": ",".join(map(str, held)),
+                       "GPUTOPO_GPU_PCI": ",".join(pci_of.get(g, "?") for g in held),
+                       "GPUTOPO_MODE": a.mode}
+                exp["ROCR_VISIBLE_DEVICES" if node in a.amd else "CUDA_VISIBLE_DEVICES"] = local
+                for k, v in exp.items():
+                    if t.get(k) != v:
+                        errors.append("%s task %d: %s=%r, expected %r" % (node, lid, k, t.get(k), v))
+                continue
             several = len(own) > 1
             isolated = a.isolate or (several and not a.share)
             if isolated:
@@ -101,6 +142,9 @@ def main():
                 "UCX_NET_DEVICES": "%s:%d" % (want["nics"][0], nic_port(topo, want["nics"][0])) if want["nics"] else None,
                 "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
             }
+            if constrained:
+                # The step's device cgroup numbers its GPUs 0..k-1 (Slurm's local index).
+                visible = [gpus.index(g) for g in visible]
             if node in a.amd:
                 exp["ROCR_VISIBLE_DEVICES"] = ",".join(map(str, visible))
                 exp["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(len(visible)))

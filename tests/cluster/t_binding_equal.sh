@@ -67,7 +67,9 @@ run_both s4 "n2 H100x8, 8 tasks, --gpus-per-task=1, island" island -w n2 -N1 -n8
 run_both s5 "n2 H100x8, 4 tasks, --gpus-per-task=2" closest -w n2 -N1 -n4 --gpus-per-task=2
 run_both s6 "n2 H100x8, 4 tasks on 8 GPUs, isolate" closest,isolate -w n2 -N1 -n4 --gpus-per-node=8
 run_both s7 "n4 MI250X, 8 tasks, --gpus-per-task=1" closest -w n4 -N1 -n8 --gpus-per-task=1
-run_both s8 "n2+n3, 4 tasks, --gpus-per-task=2" closest -w n2,n3 -N2 -n4 --gpus-per-task=2
+# Two nodes, each step holding the node's GPUs: under ConstrainDevices the launcher alone
+# learns a task's physical GPUs only so (t_cgroup_binding.sh: part of a node).
+run_both s8 "n2+n4, 4 tasks, --gpus-per-task=4" closest -w n2,n4 -N2 -n4 --ntasks-per-node=2 --gpus-per-task=4
 run_both n1 "n1 this host, 2 tasks, --gpus-per-task=1 (real affinity)" closest -w n1 -N1 -n2 --gpus-per-task=1
 run_both membind "n1 this host, 2 tasks, membind" closest,membind -w n1 -N1 -n2 --gpus-per-node=2
 

@@ -290,7 +290,7 @@ TEST_CASE("share under per-task device cgroups: one line says it cannot be, task
     CHECK(value_of(a.set, "GPUTOPO_GPUS") == std::optional<std::string>("1"));
     TaskAction first = b.task(0, env_of({{"SLURMD_TRES_BIND", "gpu:per_task:1"}, {"CUDA_VISIBLE_DEVICES", "0"}}));
     bool said = false;
-    for (const auto& n : first.notes) said = said || n.find("share is not possible") != std::string::npos;
+    for (const auto& n : first.warnings) said = said || n.find("share is not possible") != std::string::npos;
     CHECK(said);
     // Slurm gave the task more GPUs than its rule says: devices kept as Slurm set them.
     TaskAction odd = b.task(1, env_of({{"SLURMD_TRES_BIND", "gpu:per_task:1"}, {"CUDA_VISIBLE_DEVICES", "0,1"}}));

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# What each task really has under the configuration production sites run
+# (task/affinity,task/cgroup + proctrack/cgroup + ConstrainCores/Devices/RAMSpace; the
+# harness runs it by default where the kernel allows): the GPU devices it can open, the
+# GPUs its program's devices really are, Cpus_allowed_list, get_mempolicy (task-view,
+# check_view.py). Under task/none the same cases run with what that configuration
+# gives (every task opens every GPU); the checks that need device cgroups say so.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/harness.sh"
+cluster_ensure "${1:-build}" || exit 1
+tap_plan 20
+
+w=$(mktemp -d "$CLUSTER_DIR/tmp/cgroup.XXXXXX")
+cg=0
+[ "$CLUSTER_TASK_CONFIG" = cgroup ] && cg=1
+echo "# Slurm configuration: $(cluster_config_line)"
+
+# check NAME NTASKS CHECK-ARGS... -- SRUN-ARGS...
+check() {
+    local name=$1 n=$2 args=()
+    shift 2
+    while [ "$1" != "--" ]; do args+=("$1"); shift; done
+    shift
+    if ! with_timeout 90 srun "$@" "$here/view.sh" > "$w/out" 2> "$w/err"; then
+        tap_not_ok "$name" "srun $* failed: $(tail -n 3 "$w/err")"
+        return
+    fi
+    python3 "$here/check_view.py" "$name" "$w/out" --tasks "$n" "${args[@]}"
+}
+# only_cgroup ARGS...: the arguments when devices are constrained, nothing otherwise.
+only_cgroup() { [ "$cg" = 1 ] && printf '%s\n' "$@"; }
+mapfile -t k2 < <(only_cgroup --opens 2 --disjoint)
+mapfile -t k1 < <(only_cgroup --opens 1 --disjoint)
+
+check "gpus-per-task=2: each task's program devices are the two GPUs it can open (n2)" 2 --isolated "${k2[@]}" \
+    -- -w n2 -n2 --gpus-per-task=2 --gpu-topo=closest
+check "gpus-per-task=1, isolate: one GPU each, its own (n2)" 4 --isolated "${k1[@]}" \
+    -- -w n2 -n4 --gpus-per-task=1 --gpu-topo=closest,isolate
+check "gpus-per-task=1, share: each task's devices are GPUs it can open (n2)" 2 "${k1[@]}" \
+    -- -w n2 -n2 --gpus-per-task=1 --gpu-topo=closest,share
+if [ "$cg" = 1 ]; then
+    with_timeout 60 srun -w n2 -n2 --gpus-per-task=1 --gpu-topo=closest,share /bin/true > "$w/out" 2>&1
+    n=$(grep -c 'share is not possible here' "$w/out")
+    tap_check "share under per-task device cgroups: said once per node, pointing to --gpus-per-node" \
+        test "$n" = 1 -a "$(grep -c 'gpus-per-node' "$w/out")" = 1
+else
+    tap_ok "share under per-task device cgroups: not applicable without ConstrainDevices (task/none)"
+fi
+check "gpus-per-node=4: every task opens the step's four GPUs, its devices among them (n2)" 2 --same \
+    $(only_cgroup --opens 4) -- -w n2 -N1 -n2 --gpus-per-node=4 --gpu-topo=closest
+check "gpus=4 across 2 tasks: the step's GPUs (n2)" 2 --same $(only_cgroup --opens 4) \
+    -- -w n2 -n2 --gpus=4 --gpu-topo=closest
+check "gpu-bind=map_gpu:3,2 kept: task 0 uses GPU 3, task 1 GPU 2, named so (n2)" 2 --isolated \
+    --physical "0:3;1:2" "${k1[@]}" -- -w n2 -n2 --gpus=4 --gpu-bind=map_gpu:3,2 --gpu-topo=closest
+check "gpu-bind=mask_gpu:0x3,0xc kept: two GPUs each, named so (n2)" 2 --isolated "${k2[@]}" \
+    -- -w n2 -n2 --gpus=4 --gpu-bind=mask_gpu:0x3,0xc --gpu-topo=closest
+check "gpu-bind=single:1: one GPU each, named so (n1)" 2 --isolated "${k1[@]}" \
+    -- -w n1 -n2 --gpus=2 --gpu-bind=single:1 --gpu-topo=closest
+check "gpu-bind=closest: the task's devices are GPUs it can open (n1)" 2 \
+    -- -w n1 -n2 --gpus=2 --gpu-bind=closest --gpu-topo=closest
+check "AMD (n4): ROCR_VISIBLE_DEVICES counts the task's own GPUs, named so" 2 --isolated "${k2[@]}" \
+    -- -w n4 -n2 --gpus-per-task=2 --gpu-topo=closest
+
+# CPUs and memory, on n1 (this host's real CPUs: 2 GPUs, every CPU local to both).
+if [ "$(nproc)" -ge 2 ]; then
+    check "CPUs: one each, memory preferred on their NUMA node (n1)" 2 --isolated --cpus "0;1" \
+        --mempolicy preferred:0 -- -w n1 -n2 --gpus-per-task=1 --gpu-topo=closest
+    check "cpu-bind=map_cpu:1,0 kept, memory still on its NUMA node (n1)" 2 --cpus "1;0" --mempolicy preferred:0 \
+        -- -w n1 -n2 --gpus-per-task=1 --cpu-bind=map_cpu:1,0 --gpu-topo=closest
+    check "cpu-bind=none: no affinity, no memory policy (n1)" 2 --cpus "0-1;0-1" --mempolicy default:- \
+        -- -w n1 -n2 --gpus-per-task=1 --cpu-bind=none --gpu-topo=closest
+    check "-c 2: the task gets both CPUs (n1)" 1 --cpus "0-1" --mempolicy preferred:0 \
+        -- -w n1 -n1 -c2 --gpus-per-task=1 --gpu-topo=closest
+else
+    for c in "CPUs" "cpu-bind=map_cpu" "cpu-bind=none" "-c 2"; do tap_not_ok "$c: this host has fewer than 2 CPUs"; done
+fi
+
+# A partial node: another job holds 3 of n2's GPUs.
+other=$(sbatch --parsable -w n2 -n1 --gpus=3 -o /dev/null --wrap 'sleep 60' 2>/dev/null)
+wait_job_state "$other" RUNNING 30 >/dev/null 2>&1
+held=$(job_field "$other" JobState)
+check "a partial node (another job holds 3 GPUs): tasks use only the step's GPUs (n2)" 2 --isolated "${k2[@]}" \
+    $(only_cgroup --never-open 0,1,2) -- -w n2 -n2 --gpus-per-task=2 --gpu-topo=closest
+[ -n "$other" ] && scancel "$other" 2>/dev/null
+[ "$held" = RUNNING ] || echo "# the other job was $held, not RUNNING" >&2
+
+# sbatch + srun, and the launcher alone and under the plugin.
+cat > "$w/batch.sh" <<EOF
+#!/bin/bash
+srun "$here/view.sh"
+EOF
+job=$(sbatch --parsable -w n2 -n2 --gpus-per-task=2 --gpu-topo=closest -o "$w/batch.out" "$w/batch.sh")
+wait_job_state "$job" COMPLETED 60 >/dev/null 2>&1
+python3 "$here/check_view.py" "sbatch --gpu-topo + srun: each task's devices its own (n2)" "$w/batch.out" --tasks 2 \
+    --isolated "${k2[@]}"
+plugstack_set_line ""
+check "gputopo-launch alone, the step holds the node's GPUs: each task's devices its own, named so (n3)" 2 \
+    --isolated "${k2[@]}" \
+    -- -w n3 -n2 --gpus-per-task=2 "$CLUSTER_BUILD/gputopo-launch" --topology "$CLUSTER_DIR/topo/%n.xml" --
+if [ "$cg" = 1 ]; then
+    # Part of n2's GPUs, no plugin: nothing names the physical GPUs; one note, the tasks run.
+    with_timeout 60 srun -w n2 -n2 --gpus-per-task=2 "$CLUSTER_BUILD/gputopo-launch" \
+        --topology "$CLUSTER_DIR/topo/%n.xml" -- "$here/view.sh" > "$w/out" 2> "$w/err"
+    tap_check "gputopo-launch alone on part of a node's GPUs: one clear note, tasks run unbound with Slurm's devices" \
+        test "$(grep -c '^TASK .*gpus=unset' "$w/out")" = 2 -a "$(grep -c 'only the gputopo plugin in the step can say' "$w/err")" -ge 1
+else
+    tap_ok "gputopo-launch alone on part of a node's GPUs: the task's own variables name its GPUs (task/none)"
+fi
+plugstack_default
+check "gputopo-launch under the plugin: the plugin's binding stands (n2)" 2 --isolated "${k2[@]}" \
+    -- -w n2 -n2 --gpus-per-task=2 --gpu-topo=closest "$CLUSTER_BUILD/gputopo-launch" --
+rm -rf "$w"
+exit 0
