@@ -203,7 +203,11 @@ double local_kill_wait() {
 }
 
 bool proctrack_signals_all(const std::string& t) {
-    return t == "proctrack/cgroup" || t == "proctrack/linuxproc";
+    // proctrack/cgroup signals only slurmstepd's own children (the launcher),
+    // every process of the step for SIGKILL alone (Slurm 22.05-24.11
+    // proctrack_cgroup.c: "only signal slurm tasks unless signal is SIGKILL"):
+    // the launcher must pass Slurm's signals on to its program there.
+    return t == "proctrack/linuxproc";
 }
 
 JobInfo query_job(const std::string& job_id) {

@@ -54,8 +54,9 @@ std::string slurm_conf_value(const std::string& conf_text, const std::string& ke
 // ProctrackType from the slurm.conf this task sees (SLURM_CONF, else
 // /etc/slurm/slurm.conf); a file read, no RPC. "" unknown.
 std::string local_proctrack_type();
-// True when Slurm signals every process of a step (proctrack/cgroup,
-// proctrack/linuxproc), so the program gets Slurm's signals directly.
+// True when Slurm signals every process of a step (proctrack/linuxproc), so the
+// program gets Slurm's signals directly. proctrack/cgroup signals only the
+// task's own process (the launcher), except SIGKILL.
 bool proctrack_signals_all(const std::string& proctrack_type);
 // KillWait (seconds) from the same slurm.conf; -1 unknown.
 double local_kill_wait();

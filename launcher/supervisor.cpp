@@ -259,7 +259,7 @@ void Loop::on_signal(int sig, pid_t sender) {
 
 void Loop::on_term(bool hooks, bool delivered) {
     if (hooks && opt_.checkpoint_on_term && !pre_timeout_done_ && hook_pid_ <= 0) {
-        // With proctrack/linuxproc or cgroup Slurm signals the program too;
+        // With proctrack/linuxproc Slurm signals the program too;
         // one that exits on SIGTERM may be gone before our SIGTERM is read.
         // A hook for a program that has ended saves nothing: say so.
         if (child_done_) {
@@ -316,7 +316,7 @@ void Loop::relay_stderr(bool drain) {
 }
 
 // After the program ended: signals still pending count. Slurm signals every
-// process of the step (proctrack linuxproc/cgroup), so a program that dies of
+// process of the step (proctrack/linuxproc), so a program that dies of
 // SIGTERM at the time limit can be reaped before the launcher's own SIGTERM
 // is read; without it the end would be classed as a plain failure. When the
 // program died of SIGTERM, wait briefly for ours.

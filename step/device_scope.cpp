@@ -85,12 +85,12 @@ std::vector<int> map_or_mask(const SlurmGpuBind& b, const std::vector<int>& step
 
 // The step's GPUs whose CPUs meet `cpus` (a GPU of unknown locality counts as near:
 // Slurm's gres.conf line without Cores=).
-std::vector<int> closest_to(const Node& node, const std::vector<int>& among, const CpuSet& cpus) {
+std::vector<int> closest_to(const Node& node, const std::vector<int>& among, const CpuSet& cpus, bool locality) {
     std::vector<int> out;
     for (int g : among) {
         const Gpu* gpu = node.gpu(g);
         if (!gpu) continue;
-        if (gpu->local_cpus.empty() || !(gpu->local_cpus & cpus).empty()) out.push_back(g);
+        if (!locality || gpu->local_cpus.empty() || !(gpu->local_cpus & cpus).empty()) out.push_back(g);
     }
     return out;
 }
@@ -156,7 +156,7 @@ std::vector<int> per_task_blocks(const std::vector<int>& step, int count, int ta
 
 // 23.11+: tasks 0..task in turn take `count` free GPUs, near their CPUs first.
 std::vector<int> per_task_nearest_first(const Node& node, const std::vector<int>& step, int count, int task,
-                                        const std::vector<CpuSet>& task_cpus) {
+                                        const std::vector<CpuSet>& task_cpus, bool locality) {
     std::vector<int> free = step, mine;
     for (int t = 0; t <= task; ++t) {
         std::vector<int> took;
@@ -169,7 +169,7 @@ std::vector<int> per_task_nearest_first(const Node& node, const std::vector<int>
                 took.push_back(g);
             }
         };
-        take_from(closest_to(node, free, cpus_of(task_cpus, t)));
+        take_from(closest_to(node, free, cpus_of(task_cpus, t), locality));
         take_from(std::vector<int>(free));
         if (t == task) mine = took;
     }
@@ -181,7 +181,8 @@ std::vector<int> per_task_nearest_first(const Node& node, const std::vector<int>
 
 std::optional<std::vector<int>> slurm_task_gpus(const SlurmGpuBind& bind, const std::vector<int>& step_gpus, int task,
                                                 bool constrained, const Node* node,
-                                                const std::vector<CpuSet>& task_cpus, PerTaskRule rule) {
+                                                const std::vector<CpuSet>& task_cpus, PerTaskRule rule,
+                                                bool locality) {
     if (step_gpus.empty() || task < 0) return std::nullopt;
     std::vector<int> out;
     switch (bind.kind) {
@@ -192,7 +193,7 @@ std::optional<std::vector<int>> slurm_task_gpus(const SlurmGpuBind& bind, const 
             out = per_task_blocks(step_gpus, bind.count, task);
         } else {
             if (!node) return std::nullopt;
-            out = per_task_nearest_first(*node, step_gpus, bind.count, task, task_cpus);
+            out = per_task_nearest_first(*node, step_gpus, bind.count, task, task_cpus, locality);
         }
         break;
     case SlurmGpuBind::Kind::MapGpu:
@@ -203,7 +204,7 @@ std::optional<std::vector<int>> slurm_task_gpus(const SlurmGpuBind& bind, const 
     case SlurmGpuBind::Kind::Closest:
     case SlurmGpuBind::Kind::Single: {
         if (!node) return std::nullopt;
-        out = closest_to(*node, step_gpus, cpus_of(task_cpus, task));
+        out = closest_to(*node, step_gpus, cpus_of(task_cpus, task), locality);
         if (bind.kind == SlurmGpuBind::Kind::Single && out.size() > 1) {
             const size_t n = static_cast<size_t>(task / bind.count) % out.size();
             out = {out[n]};

@@ -66,10 +66,13 @@ PerTaskRule built_per_task_rule();
 // (task_cpus_from_slurm; empty sets when unknown), read by closest, single and
 // the NearestFirst per_task rule, with `node` for the GPUs' CPUs. nullopt when
 // the binding cannot be read or the GPUs' CPUs are needed and `node` is null.
+// `locality`: the node's GPU-CPU locality stands for gres.conf's Cores= (true
+// when the topology is this host's); false: every GPU counts as near every CPU,
+// as Slurm takes a gres.conf line without Cores=.
 std::optional<std::vector<int>> slurm_task_gpus(const SlurmGpuBind& bind, const std::vector<int>& step_gpus, int task,
                                                 bool constrained, const Node* node,
                                                 const std::vector<CpuSet>& task_cpus,
-                                                PerTaskRule rule = PerTaskRule::Blocks);
+                                                PerTaskRule rule = PerTaskRule::Blocks, bool locality = true);
 
 // The CPUs task/affinity placed each local task on, as its SLURM_CPU_BIND_TYPE
 // and SLURM_CPU_BIND_LIST say (mask_cpu: hex masks, map_cpu: CPU numbers),

@@ -209,7 +209,8 @@ StepBinding::TaskScope StepBinding::task_scope(int task, const Getenv& current, 
     const bool per_node = bind.kind != SlurmGpuBind::Kind::Closest && bind.kind != SlurmGpuBind::Kind::Single;
     for (int t = 0; t < local_tasks_; ++t) {
         if (!per_node && t != task) continue;
-        auto held = slurm_task_gpus(bind, inputs_.gpus, t, true, &node_, task_cpus, per_task_rule_);
+        // The topology's GPU locality stands for gres.conf Cores= only on the host it describes.
+        auto held = slurm_task_gpus(bind, inputs_.gpus, t, true, &node_, task_cpus, per_task_rule_, cpus_on_host_);
         if (!held) {
             sc.problem = "cannot tell which GPUs Slurm gave this task (SLURMD_TRES_BIND=" + *tres + ")";
             sc.all.clear();
@@ -282,6 +283,11 @@ TaskAction StepBinding::task(int task, const Getenv& current, const CpuSet* task
     const Plan& use = own ? *own : around ? *around : plan_;
     a.wanted = task_env(node_, use, task, eo);
     if (kept.active) keep_slurm_devices(use, task, eo, inputs_, kept, a.wanted, a);
+    if (sc.own && !sc.gpus.empty() && !inputs_.gpu_bind.empty()) {
+        // The user's --gpu-bind: the devices stay as Slurm numbered them in the task's cgroup.
+        drop_gpu_visibility(a.wanted);
+        a.kept_note = "gpus kept from --gpu-bind=" + inputs_.gpu_bind;
+    }
     if (sc.own && sc.gpus.empty()) {
         drop_gpu_visibility(a.wanted);
         drop(a.wanted, env::kGpus);
@@ -326,8 +332,8 @@ void StepBinding::bind_cpus(int task, const Plan& use, const TaskBinding& b, con
         if (!a.mems.empty()) a.wanted.push_back({env::kMems, join_ints(a.mems), false});
         a.apply_memory = !a.mems.empty();
         if (a.apply_memory) a.mempolicy = memory_policy(options_, a.mems);
-        a.skip_reason = "CPUs kept from the user's --cpu-bind=" + inputs_.user_cpu_bind +
-                        (a.apply_memory ? ", memory on their NUMA node(s)" : "");
+        a.skip_reason = "affinity: kept the user's --cpu-bind=" + inputs_.user_cpu_bind +
+                        (a.apply_memory ? "; memory on its CPUs' NUMA node(s)" : "");
         return;
     }
     if (a.cpus.empty()) return;

@@ -17,4 +17,10 @@ fi
 while IFS=$':\t ' read -r key value; do
     case $key in Cpus_allowed_list|Mems_allowed_list) line+=" $key=$value" ;; esac
 done < /proc/self/status
+# What the task can really open (task-view): under ConstrainDevices its own variables
+# count its GPUs 0..k-1.
+if [ -x "${CLUSTER_BUILD:-}/task-view" ] && [ -d "${CLUSTER_DIR:-}/dev/${SLURMD_NODENAME:-}" ]; then
+    view=$("$CLUSTER_BUILD/task-view" "$CLUSTER_DIR/dev/$SLURMD_NODENAME")
+    line+=" ${view#VIEW }"
+fi
 echo "$line"

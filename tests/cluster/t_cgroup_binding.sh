@@ -9,7 +9,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
 cluster_ensure "${1:-build}" || exit 1
-tap_plan 20
+tap_plan 21
 
 w=$(mktemp -d "$CLUSTER_DIR/tmp/cgroup.XXXXXX")
 cg=0
@@ -59,6 +59,8 @@ check "gpu-bind=single:1: one GPU each, named so (n1)" 2 --isolated "${k1[@]}" \
     -- -w n1 -n2 --gpus=2 --gpu-bind=single:1 --gpu-topo=closest
 check "gpu-bind=closest: the task's devices are GPUs it can open (n1)" 2 \
     -- -w n1 -n2 --gpus=2 --gpu-bind=closest --gpu-topo=closest
+check "--gres-flags=enforce-binding: one GPU each, named so (n1)" 2 --isolated "${k1[@]}" \
+    -- -w n1 -n2 --gpus-per-task=1 --gres-flags=enforce-binding --gpu-topo=closest
 check "AMD (n4): ROCR_VISIBLE_DEVICES counts the task's own GPUs, named so" 2 --isolated "${k2[@]}" \
     -- -w n4 -n2 --gpus-per-task=2 --gpu-topo=closest
 

@@ -130,8 +130,12 @@ wait_lines "$w/dies-ready" 1 60
 scancel --signal=TERM "$jd"
 wait_job_state "$jd" COMPLETED 30 >/dev/null
 ev=$(cat "$w"/log-dies/*.jsonl 2>/dev/null)
+# proctrack/linuxproc gives the program Slurm's SIGTERM too (it may die before the hook);
+# proctrack/cgroup only the launcher, which runs the hook, then passes SIGTERM on.
 if echo "$ev" | grep -q '"event": "hook_skipped".*"trigger": "term".*already ended' ||
-   { echo "$ev" | grep -q '"event": "hook_start".*"trigger": "term"' && echo "$ev" | grep -q '"event": "program_ended"'; }; then
+   { echo "$ev" | grep -q '"event": "hook_start".*"trigger": "term"' && echo "$ev" | grep -q '"event": "program_ended"'; } ||
+   { [ "${CLUSTER_TASK_CONFIG:-none}" = cgroup ] && echo "$ev" | grep -q '"event": "hook_end".*"trigger": "term"' &&
+     echo "$ev" | grep -q '"event": "signal_forwarded".*"SIGTERM"'; }; then
     tap_ok "launcher: a program that dies of Slurm's SIGTERM: the event log says the hook was skipped or outlived it"
 else
     tap_not_ok "launcher: a program that dies of Slurm's SIGTERM: the event log says what happened to the hook" "$ev"
@@ -152,7 +156,11 @@ else
 fi
 
 # --- 6, 7
-for pair in "auto:$ja:false" "always:$jw:true"; do
+# proctrack/linuxproc signals every process of the step (auto: not forwarded again);
+# proctrack/cgroup only the task itself (auto: forwarded).
+auto_fwd=false
+[ "${CLUSTER_TASK_CONFIG:-none}" = cgroup ] && auto_fwd=true
+for pair in "auto:$ja:$auto_fwd" "always:$jw:true"; do
     IFS=: read -r mode job fwd <<< "$pair"
     wait_lines "$w/dedup-$mode-ready" 1 60
     scancel --signal=USR2 "$job"

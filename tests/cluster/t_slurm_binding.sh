@@ -69,6 +69,7 @@ def probes(path):
             r.append(dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv))
     return r
 tasks = probes(out)
+constrained = __import__("os").environ.get("CLUSTER_TASK_CONFIG") == "cgroup"
 # What Slurm alone gave each task (gputopo off), by local id.
 slurm_view = {t["SLURM_LOCALID"]: t for t in probes(slurm_out)}
 if not tasks:
@@ -89,9 +90,13 @@ if want == "yes":
         if cvd != alone.get("CUDA_VISIBLE_DEVICES"):
             bad.append("task %s: CUDA_VISIBLE_DEVICES=%s, Slurm alone gives %s"
                        % (t["SLURM_LOCALID"], cvd, alone.get("CUDA_VISIBLE_DEVICES")))
-        # The task's GPUs as Slurm gave them: the narrower of SLURM_STEP_GPUS and CUDA_VISIBLE_DEVICES.
+        # The task's GPUs as Slurm gave them: the narrower of SLURM_STEP_GPUS and CUDA_VISIBLE_DEVICES;
+        # under ConstrainDevices (those count 0..k-1 in the task's own cgroup) the devices it can open.
         cands = [expand(x) for x in (t.get("SLURM_STEP_GPUS"), cvd) if x]
         slurm = ",".join(map(str, min(cands, key=len))) if cands else ""
+        if constrained:
+            opened = [int(d[6:]) for d in t.get("open", "-").split(",") if d.startswith("nvidia")]
+            slurm = ",".join(map(str, opened)) if cvd else ""
         if not slurm:
             # --gpu-bind=none (22.05): Slurm sets no GPU variable for the task; gputopo sets none either.
             if not mine:
@@ -99,7 +104,7 @@ if want == "yes":
             continue
         if not mine or not set(expand(mine)) <= set(expand(slurm)):
             bad.append("task %s: GPUTOPO_GPUS=%s not within Slurm's %s" % (t["SLURM_LOCALID"], mine, slurm))
-        if mine and expand(mine) == expand(slurm):
+        if mine and expand(mine) == expand(slurm) and not constrained:
             # Around the kept GPU: the step's plan for this task when it planned that GPU, else that GPU alone.
             step_gpus = sorted(set(g for x in tasks for g in expand(slurm_view.get(x["SLURM_LOCALID"], {}).get(
                 "SLURM_STEP_GPUS", "")) or expand(x.get("SLURM_STEP_GPUS", ""))))
@@ -119,6 +124,9 @@ else:
     p = plan(",".join(map(str, step)), len(tasks))
     for t in tasks:
         exp = ",".join(map(str, p[int(t["SLURM_LOCALID"])]["gpus"]))
+        if constrained:
+            # Each task's own device cgroup: the GPUs it can open are the ones it must name.
+            exp = ",".join(d[6:] for d in t.get("open", "-").split(",") if d.startswith("nvidia"))
         if t.get("GPUTOPO_GPUS") != exp:
             bad.append("task %s: GPUTOPO_GPUS=%s, plan %s" % (t["SLURM_LOCALID"], t.get("GPUTOPO_GPUS"), exp))
 print("; ".join(bad))
@@ -152,7 +160,9 @@ check_kept "gpu-bind: --gpu-bind=map_gpu:... after the program is not srun's" no
 # map_gpu on n3: the GPUs Slurm gave are the reverse of the tasks' ids, exactly.
 name="gpu-bind: map_gpu:3,2,1,0 gives task i GPU 3-i and gputopo keeps it"
 if timeout 60 srun "${common[@]}" --gpu-bind=map_gpu:3,2,1,0 "$here/probe.sh" > "$out" 2> "$out.err" &&
-   [ "$(awk '/^PROBE/ {for (i=2;i<=NF;i++) if (index($i,"=")) {split($i,kv,"="); v[kv[1]]=kv[2]} print v["SLURM_LOCALID"] ":" v["GPUTOPO_GPUS"] ":" v["CUDA_VISIBLE_DEVICES"]}' "$out" | sort | tr '\n' ' ')" = "0:3:3 1:2:2 2:1:1 3:0:0 " ]; then
+   [ "$(awk '/^PROBE/ {for (i=2;i<=NF;i++) if (index($i,"=")) {split($i,kv,"="); v[kv[1]]=kv[2]}
+        if (ENVIRON["CLUSTER_TASK_CONFIG"] == "cgroup") { d = v["open"]; sub(/^nvidia/, "", d); print v["SLURM_LOCALID"] ":" v["GPUTOPO_GPUS"] ":" d }
+        else print v["SLURM_LOCALID"] ":" v["GPUTOPO_GPUS"] ":" v["CUDA_VISIBLE_DEVICES"]}' "$out" | sort | tr '\n' ' ')" = "0:3:3 1:2:2 2:1:1 3:0:0 " ]; then
     tap_ok "$name"
 else
     tap_not_ok "$name" "$(grep PROBE "$out")" "$(head -n 3 "$out.err")"

@@ -39,7 +39,10 @@ tap_plan 4
 # Our own cluster (another configuration than run.sh's).
 unset CLUSTER_DIR
 # fake_gpus.conf is not shipped to configless nodes: this cluster has config files.
-GPUTOPO_CLUSTER_CONFIGLESS=0 GPUTOPO_FAKE_GPUS_CONF=$fake cluster_start "$build" || { echo "not ok - uuid: cluster with fake_gpus.conf"; exit 1; }
+# task/none: under ConstrainDevices Slurm 22.05 writes the unique id of the step's first GPU
+# in every task of a per-task binding (seen with fake_gpus.conf), so the UUID cases run
+# where Slurm's per-task UUIDs are its own record (AutoDetect=nvml is not available here).
+GPUTOPO_CLUSTER_CGROUP=0 GPUTOPO_CLUSTER_CONFIGLESS=0 GPUTOPO_FAKE_GPUS_CONF=$fake cluster_start "$build" || { echo "not ok - uuid: cluster with fake_gpus.conf"; exit 1; }
 unset GPUTOPO_FAKE_GPUS_CONF  # multi-line: kept out of the tasks' environment
 out=$CLUSTER_DIR/tmp/uuid.$$
 mkdir -p "$CLUSTER_DIR/tmp/uuid-topo"

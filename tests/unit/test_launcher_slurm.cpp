@@ -112,7 +112,7 @@ TEST_CASE("slurm.conf values: ProctrackType decides whether Slurm signals every 
     CHECK(slurm_conf_value(conf, "ProctrackType") == "proctrack/cgroup");
     CHECK(slurm_conf_value(conf, "KillWait") == "5");
     CHECK(slurm_conf_value(conf, "TaskPlugin") == "");
-    CHECK(proctrack_signals_all("proctrack/cgroup"));
+    CHECK_FALSE(proctrack_signals_all("proctrack/cgroup"));  // only the task itself, SIGKILL apart
     CHECK(proctrack_signals_all("proctrack/linuxproc"));
     CHECK_FALSE(proctrack_signals_all("proctrack/pgid"));
     CHECK_FALSE(proctrack_signals_all(""));
