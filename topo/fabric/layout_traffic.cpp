@@ -164,11 +164,11 @@ std::vector<double> island_egress(const ParallelLayout& l, const std::vector<uin
     return out;
 }
 
-double BoundBytes::total() const {
-    return parts.tp + parts.cp + parts.ep + std::max(separate_dp_pp, joint_dp_pp);
-}
+double BoundBytes::total() const { return parts.tp + std::max(separate, joint); }
 
-BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e) {
+namespace {
+
+BoundBytes separate_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e) {
     const uint64_t T = l.size(ParDim::TP), C = l.size(ParDim::CP), E = l.size(ParDim::EP), D = l.size(ParDim::DP),
                    P = l.size(ParDim::PP), world = l.world();
     auto fit = [&](uint64_t unit) {
@@ -198,29 +198,82 @@ BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t
     }
     const uint64_t pipelines = world / P;
     if (P > 1) b.parts.pp = over(pipelines, T * fit(T * P)) * e.pp;
-    b.separate_dp_pp = b.parts.dp + b.parts.pp;
-    // DP and PP together, per TP lane (T of them), the C*E sub-lanes of a TP
-    // lane merged (the per-island cost is subadditive, so merging only lowers it).
-    if (D > 1 && P > 1) {
-        const double rows_max = double(P * C * E);
-        double lane = 0, single_rows = 0;
-        for (uint64_t x : g) {
-            const double n = double(x) / double(T);  // cells of one TP lane in this island
-            if (n <= 0) continue;
-            // min over r in [1, rows_max] of dp r + pp n / r: at r* = sqrt(pp n / dp), clamped, integer neighbours
-            double best = -1;
-            double rs = e.dp > 0 ? std::sqrt(e.pp * n / e.dp) : rows_max;
-            for (double r : {std::floor(rs), std::ceil(rs), 1.0, rows_max}) {
-                r = std::min(std::max(r, 1.0), rows_max);
-                double v = e.dp * r + e.pp * n / r;
+    b.separate = b.parts.cp + b.parts.ep + b.parts.dp + b.parts.pp;
+    return b;
+}
+
+// The joint bound, per TP lane (the ranks with one tp coordinate; T lanes,
+// each island holding n_i = g_i / T of a lane's cells when TP groups are whole).
+// A lane's cells are (x, d, p), x the cp*ep coordinate (X = C*E values). Island
+// i touching ne x-values, nd replicas (d) and np stages (p) holds at most
+// ne*nd*np cells, touches R >= max(n/nd, ne, np) DP rings (x, p) and
+// Q >= max(n/np, ne, nd) pipelines (x, d), and its CP/EP groups (d, p) hold at
+// most m = min(X, ne) of their members each, so:
+//   EP (C = 1): pairs leaving it >= sum over its groups c (E - c) / 2, least when
+//               the groups are filled up to m;
+//   CP (E = 1): every group it holds part of crosses >= 1 edge at it;
+//   (C, E > 1: the CP/EP term is left out, which only lowers the bound.)
+// Summed over islands: DP >= dp (sum R_i - rings that fit in one island),
+// PP >= pp (sum Q_i - pipelines), CP/EP >= their sums. The minimum over
+// (ne, np) is taken exactly (all values), over nd at the breakpoints of a
+// convex function; islands too large to enumerate cheaply (ne * np > 65536
+// choices) make the joint bound 0 (the separate one stands).
+double joint_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e) {
+    const uint64_t T = l.size(ParDim::TP), C = l.size(ParDim::CP), E = l.size(ParDim::EP), D = l.size(ParDim::DP),
+                   P = l.size(ParDim::PP);
+    const uint64_t X = C * E;
+    auto inner = [&](double n, double m) {
+        if (C > 1 && E == 1) {
+            if (m < double(C)) return std::ceil(n / m - 1e-9) * e.cp;
+            return (std::fmod(n, double(C)) > 1e-9 ? 1.0 : 0.0) * e.cp;
+        }
+        if (E > 1 && C == 1) {
+            double q = std::floor(n / m + 1e-9), r = n - q * m;
+            if (r < 1e-9) r = 0;
+            return (q * m * (double(E) - m) + r * (double(E) - r)) / 2 * e.ep_pair;
+        }
+        return 0.0;
+    };
+    double lane = 0, single_rings = 0;
+    for (uint64_t x : g) {
+        const double n = double(x) / double(T);
+        if (n <= 0) continue;
+        const uint64_t cells = static_cast<uint64_t>(std::ceil(n - 1e-9));
+        const uint64_t ne_max = std::min<uint64_t>(X, cells), np_max = std::min<uint64_t>(P, cells);
+        if (ne_max * np_max > 65536) return 0;
+        double best = -1;
+        for (uint64_t ne = 1; ne <= ne_max; ++ne)
+            for (uint64_t np = 1; np <= np_max; ++np) {
+                const double lo = std::max(1.0, std::ceil(n / double(ne * np) - 1e-9));
+                if (lo > double(D)) continue;  // cannot hold n cells
+                const double k1 = double(std::max(ne, np)), k2 = std::max(n / double(np), double(ne));
+                auto cost = [&](double nd) {
+                    return e.dp * std::max(n / nd, k1) + e.pp * std::max(k2, nd);
+                };
+                double cand[] = {lo, double(D), n / k1, k2, e.pp > 0 ? std::sqrt(e.dp * n / e.pp) : double(D)};
+                double c_best = -1;
+                for (double c : cand)
+                    for (double nd : {std::floor(c), std::ceil(c)}) {
+                        nd = std::min(std::max(nd, lo), double(D));
+                        double v = cost(nd);
+                        if (c_best < 0 || v < c_best) c_best = v;
+                    }
+                double v = c_best + inner(n, double(std::min(X, ne)));
                 if (best < 0 || v < best) best = v;
             }
-            lane += best;
-            single_rows += std::floor(n / double(D));
-        }
-        lane -= e.pp * double(D) * double(C * E) + e.dp * std::min(rows_max, single_rows);
-        b.joint_dp_pp = std::max(0.0, lane * double(T));
+        if (best < 0) return 0;
+        lane += best;
+        single_rings += std::floor(n / double(D) + 1e-9);
     }
+    lane -= e.pp * double(X) * double(D) + e.dp * std::min(double(X * P), single_rings);
+    return std::max(0.0, lane * double(T));
+}
+
+}  // namespace
+
+BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e) {
+    BoundBytes b = separate_bound(l, g, e);
+    b.joint = joint_bound(l, g, e);
     return b;
 }
 

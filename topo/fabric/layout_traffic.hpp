@@ -56,20 +56,19 @@ std::vector<double> island_egress(const ParallelLayout& l, const std::vector<uin
 
 // Lower bound over placements that keep each TP group in one island (as every
 // placement worth having does), given the GPUs the step has in each island:
-//  - TP, CP, EP: the groups that cannot sit whole in islands (more groups than
-//    sum floor(g_i / K)) cross at least 2 ring edges (K-1 pairs for EP);
-//  - DP, PP each on its own (the bench's original bound): a DP ring spans at
-//    least k_min islands (island i holds at most ceil(g_i / T) of its members);
-//    a pipeline needing more GPUs than an island has crosses at least once;
-//  - DP and PP together (`joint`): per TP-lane, island i holding n_i of the
-//    P x D (stage, replica) grid touches r_i stages and c_i replicas with
-//    r_i c_i >= n_i, so DP + PP >= sum_i min_r (dp r + pp n_i / r) - pp D - dp
-//    (rows that fit in one island); the larger of the two is used.
+//  - TP: groups that cannot sit whole in islands (more groups than
+//    sum floor(g_i / T)) cross at least 2 ring edges;
+//  - separately (`separate`): CP and EP the same way (K - 1 pairs for EP), a
+//    DP ring spans at least k_min islands (island i holds at most ceil(g_i / T)
+//    of its members), a pipeline longer than an island crosses once;
+//  - together (`joint`): CP/EP, DP and PP of one island bounded at once, since
+//    keeping one group whole spreads the others (see joint_bound in the .cpp);
+//  the larger of the two is used.
 struct BoundBytes {
-    CrossBytes parts;    // tp, cp, ep, and dp/pp from the separate bounds
-    double separate_dp_pp = 0;
-    double joint_dp_pp = 0;
-    double total() const;  // tp + cp + ep + max(separate, joint)
+    CrossBytes parts;     // each dimension's separate bound
+    double separate = 0;  // parts.cp + parts.ep + parts.dp + parts.pp
+    double joint = 0;     // CP + EP + DP + PP bounded together
+    double total() const;  // parts.tp + max(separate, joint)
 };
 BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& gpus_per_island,
                              const EdgeBytes& e);
