@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -402,5 +403,52 @@ TEST_CASE("layout traffic: crossing bytes against a brute-force count, bound bel
         CHECK(b.total() <= c.total() * (1 + 1e-9));
         // 128 GPUs in racks of at most 72: some DP or PP traffic must cross.
         if (std::string(text) == "tp=8,pp=4") CHECK(b.total() > 0);
+    }
+}
+
+TEST_CASE("layout traffic: the bound is below random placements that keep TP groups in islands", "[layout]") {
+    // Islands of uneven size (in TP groups); every TP group (the T ranks of one
+    // cp/ep/dp/pp tuple) goes whole to a random island slot.
+    ModelShape m = parse_model_shape("params=20B,layers=24,hidden=4096,seq=8192,micro-batch=1,micro-batches=8,top-k=2");
+    std::mt19937 rng(7);
+    for (const char* text : {"tp=2,pp=4,dp=12", "tp=2,ep=4,pp=2,dp=6", "tp=2,cp=2,pp=3,dp=8", "tp=1,ep=8,dp=6",
+                             "tp=4,cp=2,ep=2,pp=2,dp=3", "tp=2,pp=2,dp=24"}) {
+        INFO(text);
+        ParallelLayout l = ParallelLayout::parse(text);
+        uint64_t world = 1;
+        for (ParDim d : {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::DP, ParDim::PP}) world *= l.size(d);
+        l.resolve(world);
+        const uint64_t T = l.size(ParDim::TP), groups = world / T;
+        EdgeBytes e = edge_bytes(m, l);
+        for (int trial = 0; trial < 60; ++trial) {
+            // Random island sizes (in TP groups) summing to `groups`.
+            std::vector<uint64_t> sizes;
+            uint64_t left = groups;
+            while (left > 0) {
+                uint64_t s = std::min<uint64_t>(left, 1 + rng() % std::max<uint64_t>(1, groups / 3));
+                sizes.push_back(s);
+                left -= s;
+            }
+            std::vector<uint32_t> slot_island;
+            for (size_t i = 0; i < sizes.size(); ++i) slot_island.insert(slot_island.end(), sizes[i], uint32_t(i));
+            std::shuffle(slot_island.begin(), slot_island.end(), rng);
+            // TP group of rank r: r with its tp coordinate zeroed.
+            std::vector<uint32_t> isl(world);
+            std::map<uint64_t, uint32_t> group_island;
+            size_t next = 0;
+            for (uint64_t r = 0; r < world; ++r) {
+                ParCoords c = l.coords_of(r);
+                c[static_cast<size_t>(ParDim::TP)] = 0;
+                uint64_t key = l.rank_of(c);
+                auto it = group_island.find(key);
+                if (it == group_island.end()) it = group_island.emplace(key, slot_island[next++]).first;
+                isl[r] = it->second;
+            }
+            std::vector<uint64_t> gpus;
+            for (uint64_t s : sizes) gpus.push_back(s * T);
+            BoundBytes b = lower_bound_bytes(l, gpus, e);
+            CrossBytes c = crossing_bytes(l, isl, e);
+            REQUIRE(b.total() <= c.total() * (1 + 1e-9) + 1e-6);
+        }
     }
 }

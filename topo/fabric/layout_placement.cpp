@@ -18,6 +18,11 @@ struct Domain {
     uint32_t cursor = 0; // positions [first, first + cursor) are placed
 };
 
+struct Unit {
+    uint64_t dom;    // index into the domain list
+    uint32_t start;  // first local position in the domain (relative to Domain::first)
+};
+
 }  // namespace
 
 FabricShape parse_nvlink_domain(std::string_view text) {
@@ -161,6 +166,7 @@ LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks
             if (s > 1 && (levels.empty() || levels.back() != s)) levels.push_back(s);
         }
     }
+    const uint64_t inner_block = layout.size(ParDim::TP) * layout.size(ParDim::CP) * layout.size(ParDim::EP);
     auto node_level = [&](uint64_t s) { return !shape.islands_are_nvlink && s <= nd_eff; };
 
     std::vector<uint32_t> seq;
@@ -182,17 +188,70 @@ LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks
         for (size_t lj = 0; lj < li; ++lj)
             if (node_level(levels[lj]) && s % levels[lj] == 0) u = levels[lj];
         const uint64_t per = s / u;
+        if (s > inner_block) {
+            // Stages (and the whole job) only where one fits in an island;
+            // the rest goes down to the inner levels.
+            for (size_t i = 0; i < islands; ++i) {
+                uint64_t units = 0;
+                for (uint64_t k = island_dom_start[i]; k < island_dom_start[i + 1]; ++k)
+                    units += (doms[k].len - doms[k].cursor) / u;
+                uint64_t need = units / per * per;
+                for (uint64_t k = island_dom_start[i]; k < island_dom_start[i + 1] && need > 0; ++k) {
+                    uint64_t have = std::min<uint64_t>((doms[k].len - doms[k].cursor) / u, need);
+                    take(doms[k], have * u);
+                    need -= have;
+                }
+            }
+            continue;
+        }
+        // TP/CP/EP blocks larger than a node's NVLink domain: whole blocks in
+        // each island, and an island's remainder completed by the remainders of
+        // the islands after it (a block that must straddle spans neighbouring
+        // islands, so the DP and PP groups around it stay where they were);
+        // an island's whole blocks wait while a block is open, so that every
+        // block starts at a multiple of s. A block left open at the end is not
+        // taken: the lower levels place its units.
+        std::vector<Unit> open, waiting, units;
+        std::vector<uint32_t> end_at(doms.size(), 0);
+        for (size_t k = 0; k < doms.size(); ++k) end_at[k] = doms[k].cursor;
+        auto emit = [&](const std::vector<Unit>& v, size_t from, size_t to) {
+            for (size_t q = from; q < to; ++q) {
+                const Unit& x = v[q];
+                const Domain& d = doms[x.dom];
+                uint64_t base = p.node_first_slot_[d.node] + d.first + x.start;
+                for (uint64_t k = 0; k < u; ++k) seq.push_back(static_cast<uint32_t>(base + k));
+                end_at[x.dom] = std::max<uint32_t>(end_at[x.dom], x.start + static_cast<uint32_t>(u));
+            }
+        };
         for (size_t i = 0; i < islands; ++i) {
-            uint64_t units = 0;
+            units.clear();
             for (uint64_t k = island_dom_start[i]; k < island_dom_start[i + 1]; ++k)
-                units += (doms[k].len - doms[k].cursor) / u;
-            uint64_t need = units / per * per;
-            for (uint64_t k = island_dom_start[i]; k < island_dom_start[i + 1] && need > 0; ++k) {
-                uint64_t have = std::min<uint64_t>((doms[k].len - doms[k].cursor) / u, need);
-                take(doms[k], have * u);
-                need -= have;
+                for (uint32_t st = doms[k].cursor; st + u <= doms[k].len; st += static_cast<uint32_t>(u))
+                    units.push_back({k, st});
+            const size_t whole = units.size() / per * per, rest = units.size() - whole;
+            if (open.empty()) {
+                emit(units, 0, whole);
+                open.assign(units.begin() + static_cast<std::ptrdiff_t>(whole), units.end());
+            } else if (open.size() + rest >= per) {
+                const size_t need = per - open.size();
+                open.insert(open.end(), units.begin() + static_cast<std::ptrdiff_t>(whole),
+                            units.begin() + static_cast<std::ptrdiff_t>(whole + need));
+                emit(open, 0, open.size());
+                emit(waiting, 0, waiting.size());
+                waiting.clear();
+                emit(units, 0, whole);
+                open.assign(units.begin() + static_cast<std::ptrdiff_t>(whole + need), units.end());
+            } else {
+                open.insert(open.end(), units.begin() + static_cast<std::ptrdiff_t>(whole), units.end());
+                waiting.insert(waiting.end(), units.begin(), units.begin() + static_cast<std::ptrdiff_t>(whole));
+            }
+            if (open.size() == per) {
+                emit(open, 0, open.size());
+                open.clear();
             }
         }
+        emit(waiting, 0, waiting.size());
+        for (size_t k = 0; k < doms.size(); ++k) doms[k].cursor = end_at[k];
     }
     for (Domain& d : doms) take(d, d.len - d.cursor);  // what no level took: these groups straddle
 
