@@ -11,7 +11,14 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include "launcher/island_rank.hpp"
+#include "launcher/options.hpp"
+#include "step/option_parser.hpp"
+#include "tests/unit/cli_runner.hpp"
 #include "tests/unit/fixtures.hpp"
+#include "tests/unit/json_parse.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/fabric/island_sources.hpp"
 #include "topo/fabric/layout_placement.hpp"
@@ -451,4 +458,107 @@ TEST_CASE("layout traffic: the bound is below random placements that keep TP gro
             REQUIRE(b.total() <= c.total() * (1 + 1e-9) + 1e-6);
         }
     }
+}
+
+TEST_CASE("layout: gputopo ranks --layout prints what the library places", "[layout][cli]") {
+    const std::string cli = gputopo_test::cli_or_skip();
+    if (cli.empty()) return;
+    const std::string topo =
+        gputopo_test::topology("slurm/azure-cyclecloud_gb200-nvl72_4blocks-x18_block-topology.conf");
+    gputopo_test::CliResult r =
+        gputopo_test::run_cli(cli, {"ranks", "--nodes", "hpcbench-hpc-[3-22]", "--tasks-per-node", "4", "--topology-conf",
+                                    topo, "--layout", "tp=8,pp=2", "--nvlink-domain", "island", "--model",
+                                    "params=70B,layers=80,hidden=8192,seq=4096,micro-batch=1,micro-batches=16",
+                                    "--format", "json"});
+    REQUIRE(r.rc == 0);
+    gputopo_test::JsonValue v = gputopo_test::JsonParser::parse(r.out);
+    IslandMap map = slurm_topology("azure-cyclecloud_gb200-nvl72_4blocks-x18_block-topology.conf");
+    Hostlist nodes = Hostlist::parse("hpcbench-hpc-[3-22]");
+    TaskCounts counts = TaskCounts::uniform(20, 4);
+    FabricShape rack;
+    rack.islands_are_nvlink = true;
+    LayoutPlacement p = place_layout(nodes, counts, map, rack, ParallelLayout::parse("tp=8,pp=2"));
+    CHECK(v["layout"].str == p.layout().str());
+    REQUIRE(v["nodes"].arr.size() == 20);
+    for (uint64_t j = 0; j < 20; ++j) {
+        CHECK(v["nodes"][j]["node"].str == nodes.nth(j));
+        for (uint32_t t = 0; t < 4; ++t) CHECK(uint64_t(v["nodes"][j]["ranks"][t].num) == p.rank(j, t));
+    }
+    std::vector<GroupSpread> s = group_spread(p);
+    REQUIRE(v["groups"].arr.size() == s.size());
+    CHECK(uint64_t(v["groups"][0]["straddling"].num) == s[0].straddling);
+    CHECK(v["bytes_per_step"]["total"].num > 0);
+    CHECK(v["bytes_per_step"]["lower_bound"].num <= v["bytes_per_step"]["total"].num);
+
+    gputopo_test::CliResult bad = gputopo_test::run_cli(cli, {"ranks", "--nodes", "n[1-3]", "--tasks-per-node", "8", "--layout", "tp=8,pp=2"});
+    CHECK(bad.rc == 2);
+    CHECK(bad.err.find("--layout: parallel layout") != std::string::npos);
+    CHECK(bad.err.find("not a multiple of tp*cp*ep*pp = 16") != std::string::npos);
+    gputopo_test::CliResult orphan = gputopo_test::run_cli(cli, {"ranks", "--nodes", "n[1-3]", "--model", "params=1B"});
+    CHECK(orphan.rc == 2);
+    CHECK(orphan.err.find("--model needs --layout") != std::string::npos);
+    gputopo_test::CliResult table = gputopo_test::run_cli(
+        cli, {"ranks", "--nodes", "n[1-4]", "--tasks-per-node", "8", "--layout", "tp=8,pp=2,order=tp-pp-dp"});
+    REQUIRE(table.rc == 0);
+    CHECK(table.out.find("STRADDLING") != std::string::npos);  // the groups table's header
+}
+
+TEST_CASE("layout: gputopo-launch --layout sets RANK from the placement; --gpu-topo=island,tp=.. is checked",
+          "[layout][launcher]") {
+    using namespace gputopo::launch;
+    auto env_of = [](std::map<std::string, std::string> vars) {
+        return [vars](const std::string& k) -> std::optional<std::string> {
+            auto it = vars.find(k);
+            if (it == vars.end()) return std::nullopt;
+            return it->second;
+        };
+    };
+    char path[] = "/tmp/gputopo-layout-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    // Slurm's order interleaves two leaf switches.
+    std::string conf = "Island=leafA Nodes=n[1,3]\nIsland=leafB Nodes=n[2,4]\n";
+    REQUIRE(write(fd, conf.data(), conf.size()) == static_cast<ssize_t>(conf.size()));
+    close(fd);
+    auto no_env = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+    auto parse_args = [&](std::vector<std::string> words) {
+        std::vector<const char*> argv{"gputopo-launch"};
+        for (const std::string& w : words) argv.push_back(w.c_str());
+        return parse_options(static_cast<int>(argv.size()), argv.data(), no_env);
+    };
+    Options opt = parse_args({std::string("--layout=tp=2,pp=2"), std::string("--islands=") + path, "--", "true"});
+    std::map<std::string, std::string> vars{{"SLURM_STEP_NODELIST", "n[1-4]"}, {"SLURM_STEP_TASKS_PER_NODE", "2(x4)"},
+                                            {"SLURM_CONF", "/nonexistent/slurm.conf"}};
+    IslandMap map = load_islands(path);
+    Hostlist nodes = Hostlist::parse("n[1-4]");
+    LayoutPlacement p = place_layout(nodes, TaskCounts::uniform(4, 2), map, FabricShape{}, ParallelLayout::parse("tp=2,pp=2"));
+    std::set<std::string> ranks;
+    for (uint64_t j = 0; j < 4; ++j)
+        for (int t = 0; t < 2; ++t) {
+            IslandRankOutcome r = island_rank(opt, nodes.nth(j), t, env_of(vars));
+            CHECK(r.rank == std::to_string(p.rank(j, uint32_t(t))));
+            ranks.insert(r.rank);
+        }
+    CHECK(ranks.size() == 8);
+    // Each DP group (dp=2: ranks differing by 2 in the default order) sits in one leaf.
+    for (uint64_t r = 0; r < 8; ++r) {
+        auto a = p.slot_of(r), b = p.slot_of(r ^ 2);
+        CHECK(map.find(nodes.nth(a.first)) == map.find(nodes.nth(b.first)));
+    }
+    // Not placeable: RANK stays, with the reason.
+    vars["SLURM_STEP_TASKS_PER_NODE"] = "3(x3),2";
+    IslandRankOutcome bad = island_rank(opt, "n1", 0, env_of(vars));
+    CHECK(bad.rank.empty());
+    INFO(bad.note);
+    CHECK(bad.note.find("not a multiple of tp*cp*ep*pp = 4") != std::string::npos);
+    unlink(path);
+    CHECK_THROWS_WITH(parse_args({std::string("--layout=tp=0"), "--", "true"}), Catch::Contains("tp=0 is not a size"));
+    CHECK_THROWS_WITH(parse_args({std::string("--nvlink-domain=rack"), "--", "true"}), Catch::Contains("node, island or a GPU count"));
+
+    step::Options o = step::parse_gpu_topo("island,tp=8,pp=4,verbose");
+    CHECK(o.layout == "tp=8,pp=4");
+    CHECK(o.verbose);
+    CHECK(step::to_string(o) == "island,verbose,tp=8,pp=4");
+    CHECK_THROWS_WITH(step::parse_gpu_topo("closest,tp=8"), Catch::Contains("needs mode island"));
+    CHECK_THROWS_WITH(step::parse_gpu_topo("island,tp=8,tp=2"), Catch::Contains("tp given twice"));
 }

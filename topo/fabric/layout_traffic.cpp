@@ -182,11 +182,11 @@ BoundBytes separate_bound(const ParallelLayout& l, const std::vector<uint64_t>& 
     if (C > 1) b.parts.cp = over(world / C, T * fit(T * C)) * 2 * e.cp;
     if (E > 1) b.parts.ep = over(world / E, T * fit(T * E)) * double(E - 1) * e.ep_pair;
     // DP on its own: a ring has one member in each of D TP groups; island i
-    // holds at most ceil(g_i / T) of them.
+    // holds at most floor(g_i / T) + g_i mod T of them.
     const uint64_t dp_rings = world / std::max<uint64_t>(1, D);
     if (D > 1) {
         std::vector<uint64_t> caps;
-        for (uint64_t x : g) caps.push_back((x + T - 1) / T);
+        for (uint64_t x : g) caps.push_back(x / T + x % T);  // whole TP groups + one member per leftover GPU
         std::sort(caps.rbegin(), caps.rend());
         uint64_t k_min = 0, held = 0;
         for (uint64_t c : caps) {
@@ -202,8 +202,11 @@ BoundBytes separate_bound(const ParallelLayout& l, const std::vector<uint64_t>& 
     return b;
 }
 
-// The joint bound, per TP lane (the ranks with one tp coordinate; T lanes,
-// each island holding n_i = g_i / T of a lane's cells when TP groups are whole).
+// The joint bound, per TP lane (the ranks with one tp coordinate; T lanes).
+// It holds for placements with the fewest straddling TP groups (the TP
+// bound's): then island i holds exactly floor(g_i / T) whole TP groups, so at
+// least n_i = floor(g_i / T) cells of every lane, and the per-island cost below
+// only grows with n.
 // A lane's cells are (x, d, p), x the cp*ep coordinate (X = C*E values). Island
 // i touching ne x-values, nd replicas (d) and np stages (p) holds at most
 // ne*nd*np cells, touches R >= max(n/nd, ne, np) DP rings (x, p) and
@@ -236,7 +239,7 @@ double joint_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, cons
     };
     double lane = 0, single_rings = 0;
     for (uint64_t x : g) {
-        const double n = double(x) / double(T);
+        const double n = double(x / T);  // the island's whole TP groups: cells of every lane
         if (n <= 0) continue;
         const uint64_t cells = static_cast<uint64_t>(std::ceil(n - 1e-9));
         const uint64_t ne_max = std::min<uint64_t>(X, cells), np_max = std::min<uint64_t>(P, cells);

@@ -54,13 +54,14 @@ CrossBytes crossing_bytes(const ParallelLayout& l, const std::vector<uint32_t>& 
 std::vector<double> island_egress(const ParallelLayout& l, const std::vector<uint32_t>& island_of_rank,
                                   const EdgeBytes& e, size_t islands);
 
-// Lower bound over placements that keep each TP group in one island (as every
-// placement worth having does), given the GPUs the step has in each island:
+// Lower bound over placements with the fewest straddling TP groups (every
+// island holds floor(g_i / T) whole TP groups, as every placement worth having
+// does), given the GPUs g_i the step has in each island:
 //  - TP: groups that cannot sit whole in islands (more groups than
 //    sum floor(g_i / T)) cross at least 2 ring edges;
 //  - separately (`separate`): CP and EP the same way (K - 1 pairs for EP), a
-//    DP ring spans at least k_min islands (island i holds at most ceil(g_i / T)
-//    of its members), a pipeline longer than an island crosses once;
+//    DP ring spans at least k_min islands (island i holds at most
+//    floor(g_i / T) + g_i mod T of its members), a pipeline longer than an island crosses once;
 //  - together (`joint`): CP/EP, DP and PP of one island bounded at once, since
 //    keeping one group whole spreads the others (see joint_bound in the .cpp);
 //  the larger of the two is used.
