@@ -11,7 +11,11 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 
 #include "launcher/island_rank.hpp"
 #include "launcher/options.hpp"
@@ -561,4 +565,89 @@ TEST_CASE("layout: gputopo-launch --layout sets RANK from the placement; --gpu-t
     CHECK(step::to_string(o) == "island,verbose,tp=8,pp=4");
     CHECK_THROWS_WITH(step::parse_gpu_topo("closest,tp=8"), Catch::Contains("needs mode island"));
     CHECK_THROWS_WITH(step::parse_gpu_topo("island,tp=8,tp=2"), Catch::Contains("tp given twice"));
+}
+
+namespace {
+
+// Lua 5.1 through dlopen (no headers needed): runs `code` and returns the
+// string it returns, or "lua: ..." on an error; "" when liblua5.1 is absent.
+std::string run_lua(const std::string& code) {
+    void* h = dlopen("liblua5.1.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return "";
+    using State = void;
+    auto newstate = reinterpret_cast<State* (*)()>(dlsym(h, "luaL_newstate"));
+    auto openlibs = reinterpret_cast<void (*)(State*)>(dlsym(h, "luaL_openlibs"));
+    auto loadstring = reinterpret_cast<int (*)(State*, const char*)>(dlsym(h, "luaL_loadstring"));
+    auto pcall = reinterpret_cast<int (*)(State*, int, int, int)>(dlsym(h, "lua_pcall"));
+    auto tolstring = reinterpret_cast<const char* (*)(State*, int, size_t*)>(dlsym(h, "lua_tolstring"));
+    auto close_state = reinterpret_cast<void (*)(State*)>(dlsym(h, "lua_close"));
+    if (!newstate || !openlibs || !loadstring || !pcall || !tolstring || !close_state) return "";
+    State* L = newstate();
+    openlibs(L);
+    std::string out;
+    if (loadstring(L, code.c_str()) != 0 || pcall(L, 0, 1, 0) != 0) {
+        const char* e = tolstring(L, -1, nullptr);
+        out = std::string("lua: ") + (e ? e : "?");
+    } else {
+        const char* s = tolstring(L, -1, nullptr);
+        out = s ? s : "lua: no string returned";
+    }
+    close_state(L);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("layout: job_submit.lua asks for a --segment that keeps TP*CP*EP blocks inside a block", "[layout][lua]") {
+    // The shipped job_submit.lua beside a topology.conf with 18-node blocks (GB200 NVL72 racks).
+    char dir[] = "/tmp/gputopo-lua-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string d = dir;
+    {
+        std::ifstream in(gputopo_test::source_dir() + "/etc/job_submit.lua");
+        std::ofstream out(d + "/job_submit.lua");
+        out << in.rdbuf();
+        std::ofstream topo(d + "/topology.conf");
+        topo << "BlockName=rack1 Nodes=gb[001-018]\nBlockName=rack2 Nodes=gb[019-036]\nBlockSizes=18\n";
+    }
+    const std::string harness = R"(
+slurm = { SUCCESS = 0, ERROR = -1, log_info = function(...) end }
+assert(loadfile(")" + d + R"(/job_submit.lua"))()
+local function submit(value, fields)
+    local jd = { spank_job_env = { "_SLURM_SPANK_OPTION_gputopo_gpu_topo=" .. value } }
+    for k, v in pairs(fields) do jd[k] = v end
+    assert(slurm_job_submit(jd, {}, 1000) == 0)
+    return tostring(jd.segment_size) .. "/" .. tostring(jd.req_switch)
+end
+return table.concat({
+    submit("island,tp=8,pp=4", { min_nodes = 36, ntasks_per_node = 4 }),
+    submit("island,tp=8,pp=2", { min_nodes = 20, ntasks_per_node = 4 }),
+    submit("island,tp=8,ep=8,pp=2", { min_nodes = 32, ntasks_per_node = 4 }),
+    submit("island,tp=4,cp=2", { min_nodes = 12 }),
+    submit("island,tp=128", { min_nodes = 64, ntasks_per_node = 4 }),
+    submit("island,tp=8,pp=2", { min_nodes = 7, ntasks_per_node = 4 }),
+    submit("island,tp=8,pp=2", { min_nodes = 36, ntasks_per_node = 4, segment_size = 6 }),
+    submit("island,verbose", { min_nodes = 4 }),
+}, " "))";
+    const std::string got = run_lua(harness);
+    std::remove((d + "/job_submit.lua").c_str());
+    std::remove((d + "/topology.conf").c_str());
+    rmdir(dir);
+    if (got.empty()) {
+        WARN("liblua5.1.so.0 is not installed: job_submit.lua not run");
+        return;
+    }
+    // The rule, written independently: the largest S <= 18 (the block) that is a
+    // multiple of the nodes one tp*cp*ep block needs and divides the job's nodes.
+    auto segment = [](uint64_t block_gpus, uint64_t gpn, uint64_t nodes) -> std::string {
+        uint64_t unit = (block_gpus + gpn - 1) / gpn;
+        for (uint64_t s = 18; s >= 1; --s)
+            if (s % unit == 0 && nodes % s == 0) return std::to_string(s);
+        return "nil";
+    };
+    std::string want = segment(8, 4, 36) + "/nil " + segment(8, 4, 20) + "/nil " + segment(64, 4, 32) + "/nil " +
+                       segment(8, 4, 12) +  // GPUTOPO_GPUS_PER_NODE = 4 without --ntasks-per-node
+                       "/nil nil/nil nil/nil 6/nil nil/1";
+    CHECK(got == want);
+    CHECK(want.rfind("18/nil 10/nil 16/nil 12/nil", 0) == 0);  // the rule's answers, for the reader
 }
