@@ -23,6 +23,7 @@ IslandRankOutcome layout_rank_outcome(const Options& opt, const std::string& nod
         out.rank = std::to_string(r.rank);
         out.note = "RANK follows the layout placement " + r.layout + " (islands: " + m.sources + "): rank " + out.rank +
                    " of " + std::to_string(r.world) + "; `gputopo ranks --layout` shows the groups that straddle";
+        if (!r.straddling.empty()) out.warning = "--layout " + r.layout + ": " + r.straddling;
     } catch (const std::exception& e) {
         out.note = std::string("--layout: ") + e.what() + "; RANK stays SLURM_PROCID";
     }

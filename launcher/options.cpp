@@ -119,8 +119,8 @@ const std::vector<Spec>& specs() {
              o.nvlink_domain = v;
          }},
         {"island-procid", false, "",
-         "with --rank-order=island also give the program SLURM_PROCID = the island rank (for JAX, Lightning's Slurm "
-         "path, Megatron-Bridge; the original stays in GPUTOPO_SLURM_PROCID)",
+         "with --rank-order=island or --layout also give the program SLURM_PROCID = that rank (for JAX, Lightning's "
+         "Slurm path, Megatron-Bridge; the original stays in GPUTOPO_SLURM_PROCID)",
          [](Options& o, const std::string& w, const std::string& v) { o.island_procid = v.empty() || parse_bool(w, v); }},
         {"framework", true, "auto|jax",
          "jax: isolate gives way to JAX's own one-device choice (SLURM_LOCALID); refuses a plugin-isolated task JAX cannot run in",

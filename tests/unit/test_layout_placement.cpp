@@ -544,6 +544,22 @@ TEST_CASE("layout: gputopo-launch --layout sets RANK from the placement; --gpu-t
             ranks.insert(r.rank);
         }
     CHECK(ranks.size() == 8);
+    // Nothing straddles here: no warning from any task.
+    for (uint64_t j = 0; j < 4; ++j) CHECK(island_rank(opt, nodes.nth(j), 0, env_of(vars)).warning.empty());
+    // tp=4 on 2-GPU nodes (no NVLink between nodes): every TP group straddles; only rank 0 says so.
+    Options wide = parse_args({std::string("--layout=tp=4"), std::string("--islands=") + path, "--", "true"});
+    int warned = 0;
+    for (uint64_t j = 0; j < 4; ++j)
+        for (int t = 0; t < 2; ++t) {
+            IslandRankOutcome r = island_rank(wide, nodes.nth(j), t, env_of(vars));
+            if (!r.warning.empty()) {
+                ++warned;
+                CHECK(r.rank == "0");
+                CHECK_THAT(r.warning, Catch::Contains("tp groups straddle NVLink domains: 2 of 2"));
+                CHECK_THAT(r.warning, Catch::Contains("larger than one NVLink domain"));
+            }
+        }
+    CHECK(warned == 1);
     // Each DP group (dp=2: ranks differing by 2 in the default order) sits in one leaf.
     for (uint64_t r = 0; r < 8; ++r) {
         auto a = p.slot_of(r), b = p.slot_of(r ^ 2);

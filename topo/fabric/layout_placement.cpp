@@ -364,4 +364,17 @@ std::vector<GroupSpread> group_spread(const LayoutPlacement& p, size_t max_examp
     return out;
 }
 
+std::string straddle_summary(const LayoutPlacement& p) {
+    std::string out;
+    for (const GroupSpread& g : group_spread(p, 4)) {
+        if (g.straddling == 0 || g.why.empty()) continue;
+        if (!out.empty()) out += "; ";
+        out += std::string(par_dim_name(g.dim)) + " groups straddle NVLink domains: " + std::to_string(g.straddling) +
+               " of " + std::to_string(g.groups) + " (first ranks ";
+        for (size_t k = 0; k < g.examples.size(); ++k) out += (k ? ", " : "") + std::to_string(g.examples[k]);
+        out += "): " + g.why;
+    }
+    return out;
+}
+
 }  // namespace gputopo

@@ -133,4 +133,9 @@ struct GroupSpread {
 };
 std::vector<GroupSpread> group_spread(const LayoutPlacement& p, size_t max_examples = 4);
 
+// One line naming the TP/CP/EP groups that straddle NVLink domains and why
+// ("tp groups straddle NVLink domains: 2 of 10 (first ranks 64, 72): ..."),
+// "" when none does. O(tasks log group size): for one task per step.
+std::string straddle_summary(const LayoutPlacement& p);
+
 }  // namespace gputopo

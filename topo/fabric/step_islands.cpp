@@ -64,6 +64,7 @@ TaskLayoutRank task_layout_rank(const IslandMap& map, const std::string& node_na
     out.rank = p.rank(*me, position);
     out.world = p.world();
     out.layout = p.layout().str();
+    if (out.rank == 0) out.straddling = straddle_summary(p);
     return out;
 }
 

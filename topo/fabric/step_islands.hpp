@@ -46,6 +46,7 @@ struct TaskLayoutRank {
     uint64_t rank = 0;
     uint64_t world = 0;
     std::string layout;  // the resolved layout, ParallelLayout::str()
+    std::string straddling;  // for the task of rank 0 only (once per step): straddle_summary(), "" when none
 };
 TaskLayoutRank task_layout_rank(const IslandMap& map, const std::string& node_name, const Plan& plan, int task,
                                 const EnvReader& env, const ParallelLayout& layout, const FabricShape& shape);
