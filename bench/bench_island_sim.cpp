@@ -140,7 +140,7 @@ void scenario(const Cluster& c, const FabricShape& shape, const Job& job, double
                         "(act %.3g; formulas in topo/fabric/layout_traffic.hpp)\n",
                         e.tp, e.cp, e.ep_pair, e.pp, e.dp, e.act);
         // The layout placement (--gpu-topo=island,layout=... / gputopo-launch --layout).
-        LayoutPlacement placed = place_layout(step, counts, map, shape, l);
+        LayoutPlacement placed = place_layout(step, counts, map, shape, l, &e);
         std::vector<uint32_t> placed_local = placed.island_of_rank();
         std::vector<uint32_t> placed_island(placed_local.size());
         for (size_t r = 0; r < placed_local.size(); ++r)
@@ -155,10 +155,12 @@ void scenario(const Cluster& c, const FabricShape& shape, const Job& job, double
                     "PP GB", "DP GB", "total GB", "vs bound");
         print_bytes("Slurm (name order)", a, bound);
         print_bytes("gputopo island order", b, bound);
-        print_bytes("gputopo layout placement", p, bound);
-        CrossBytes lbp = lb.parts;
-        if (lb.joint > lb.separate) lbp.cp = lbp.ep = lbp.pp = lbp.dp = 0;
-        print_bytes(lb.joint > lb.separate ? "lower bound (CP..PP joint)" : "lower bound", lbp, bound);
+        print_bytes(placed.pipelines_first() ? "layout placement (pp)" : "gputopo layout placement", p, bound);
+        if (lb.joint > lb.separate)
+            std::printf("     %-24s %10.1f %43s %11.1f %9.3fx\n", "lower bound", lb.parts.tp / 1e9,
+                        "(CP+EP+PP+DP bounded together)", bound / 1e9, 1.0);
+        else
+            print_bytes("lower bound", lb.parts, bound);
         std::printf("     bound: TP groups that cannot sit whole in islands %s GB + max(CP, EP, DP, PP bounded apart %s "
                     "GB, bounded together per island %s GB)\n",
                     gb(lb.parts.tp).c_str(), gb(lb.separate).c_str(), gb(lb.joint).c_str());

@@ -100,7 +100,11 @@ int layout_ranks(const ParsedArgs& parsed, const Hostlist& nodes, const TaskCoun
     }
     LayoutPlacement p = [&] {
         try {
-            return place_layout(nodes, counts, map, shape, layout);
+            if (!model) return place_layout(nodes, counts, map, shape, layout);
+            ParallelLayout resolved = layout;
+            resolved.resolve(counts.tasks());
+            const EdgeBytes weights = edge_bytes(*model, resolved);
+            return place_layout(nodes, counts, map, shape, layout, &weights);
         } catch (const PlanError& e) {
             throw UsageError(std::string("--layout: ") + e.what());
         }
@@ -152,6 +156,7 @@ int layout_ranks(const ParsedArgs& parsed, const Hostlist& nodes, const TaskCoun
         JsonWriter w(2);
         w.begin_object().key("schema_version").value(kJsonSchemaVersion).key("layout").value(l.str());
         w.key("world").value(ull(p.world())).key("islands").value(ull(p.num_islands()));
+        w.key("pipelines_first").value(p.pipelines_first());
         w.key("nodes").begin_array();
         for (uint64_t j = 0; j < p.nodes(); ++j) {
             w.begin_object(JsonWriter::Inline).key("node").value(nodes.nth(j));
@@ -199,6 +204,7 @@ int layout_ranks(const ParsedArgs& parsed, const Hostlist& nodes, const TaskCoun
         << " islands; NVLink domain: "
         << (shape.islands_are_nvlink ? std::string("island")
                                      : shape.nvlink_gpus ? std::to_string(shape.nvlink_gpus) + " GPUs" : std::string("node"))
+        << (p.pipelines_first() ? "; whole pipelines together (the model's pipeline traffic outweighs DP's)" : "")
         << "\n"
         << text_columns(rows);
     std::vector<std::vector<std::string>> groups{{"GROUP", "SIZE", "GROUPS", "STRADDLING", "ISLANDS_PER_GROUP", "FIRST_RANKS"}};

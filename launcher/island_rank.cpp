@@ -18,8 +18,10 @@ IslandRankOutcome layout_rank_outcome(const Options& opt, const std::string& nod
         Plan plan;  // tasks in local-id order (as for --rank-order=island without the plugin)
         plan.tasks.resize(static_cast<size_t>(local_id < 0 ? 1 : local_id + 1));
         for (size_t i = 0; i < plan.tasks.size(); ++i) plan.tasks[i].task = static_cast<int>(i);
+        std::optional<ModelShape> model;
+        if (!opt.model.empty()) model = parse_model_shape(opt.model);
         TaskLayoutRank r = task_layout_rank(m.map, node, plan, local_id, getenv_fn, ParallelLayout::parse(opt.layout),
-                                            parse_nvlink_domain(opt.nvlink_domain));
+                                            parse_nvlink_domain(opt.nvlink_domain), model ? &*model : nullptr);
         out.rank = std::to_string(r.rank);
         out.note = "RANK follows the layout placement " + r.layout + " (islands: " + m.sources + "): rank " + out.rank +
                    " of " + std::to_string(r.world) + "; `gputopo ranks --layout` shows the groups that straddle";

@@ -9,6 +9,7 @@
 
 #include "topo/core/errors.hpp"
 #include "topo/fabric/layout_placement.hpp"
+#include "topo/fabric/layout_traffic.hpp"
 
 namespace gputopo::launch {
 
@@ -117,6 +118,17 @@ const std::vector<Spec>& specs() {
                  bad(w, v, "node, island or a GPU count");
              }
              o.nvlink_domain = v;
+         }},
+        {"model", true, "SPEC",
+         "with --layout: the model (params=70B,layers=80,hidden=8192,seq=4096,micro-batch=1,micro-batches=16), so "
+         "that whole pipelines go together where its pipeline traffic outweighs DP's; as gputopo ranks --model",
+         [](Options& o, const std::string& w, const std::string& v) {
+             try {
+                 (void)parse_model_shape(v);
+             } catch (const ParseError& e) {
+                 bad(w, v, std::string("a model: ") + e.what());
+             }
+             o.model = v;
          }},
         {"island-procid", false, "",
          "with --rank-order=island or --layout also give the program SLURM_PROCID = that rank (for JAX, Lightning's "

@@ -667,3 +667,39 @@ return table.concat({
     CHECK(got == want);
     CHECK(want.rfind("18/nil 10/nil 16/nil 12/nil", 0) == 0);  // the rule's answers, for the reader
 }
+
+TEST_CASE("layout placement: a model whose pipeline traffic dominates keeps whole pipelines together", "[layout]") {
+    // 4 leaf switches of 8 nodes, 8 GPUs each; tp=8 pp=4 dp=8: a pipeline is 4 nodes.
+    std::string conf;
+    for (int k = 0; k < 4; ++k)
+        conf += "Island=leaf" + std::to_string(k) + " Nodes=n[" + std::to_string(k * 8) + "-" + std::to_string(k * 8 + 7) + "]\n";
+    IslandMap map = conf_islands(conf);
+    Hostlist nodes = Hostlist::parse("n[0-31]");
+    TaskCounts counts = TaskCounts::uniform(32, 8);
+    ParallelLayout l = ParallelLayout::parse("tp=8,pp=4");
+    ParallelLayout r = l;
+    r.resolve(256);
+    const ParDim stages[kParDims] = {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::DP, ParDim::PP};
+    const ParDim pipes[kParDims] = {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::PP, ParDim::DP};
+    for (const char* model : {"params=1B,layers=32,hidden=8192,seq=32768,micro-batch=4,micro-batches=64",
+                              "params=400B,layers=32,hidden=4096,seq=2048,micro-batch=1,micro-batches=4"}) {
+        INFO(model);
+        EdgeBytes e = edge_bytes(parse_model_shape(model), r);
+        LayoutPlacement chosen = place_layout(nodes, counts, map, FabricShape{}, l, &e);
+        LayoutPlacement a = place_with_order(nodes, counts, map, FabricShape{}, l, stages);
+        LayoutPlacement b = place_with_order(nodes, counts, map, FabricShape{}, l, pipes);
+        const double cc = crossing_bytes(r, chosen.island_of_rank(), e).total();
+        const double ca = crossing_bytes(r, a.island_of_rank(), e).total(), cb = crossing_bytes(r, b.island_of_rank(), e).total();
+        CHECK(cc == std::min(ca, cb));
+        // PP-heavy (first model): pipelines inside leaves, no PP byte crosses; DP-heavy: stages inside leaves.
+        if (e.pp * 3 > e.dp * 2) {
+            CHECK(chosen.pipelines_first());
+            CHECK(crossing_bytes(r, chosen.island_of_rank(), e).pp == 0);
+        } else {
+            CHECK_FALSE(chosen.pipelines_first());
+        }
+        check_placement(nodes, counts, map, FabricShape{}, "tp=8,pp=4");
+    }
+    // Without a model: stages island by island.
+    CHECK_FALSE(place_layout(nodes, counts, map, FabricShape{}, l).pipelines_first());
+}

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "topo/core/errors.hpp"
+#include "topo/fabric/layout_traffic.hpp"
 
 namespace gputopo {
 
@@ -86,8 +87,8 @@ std::vector<uint32_t> LayoutPlacement::island_of_rank() const {
     return out;
 }
 
-LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
-                             const FabricShape& shape, ParallelLayout layout) {
+LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
+                                 const FabricShape& shape, ParallelLayout layout, const ParDim* physical) {
     const uint64_t n = step_nodes.count();
     if (n != tasks.nodes())
         throw PlanError("the step's node list has " + std::to_string(n) + " nodes but the tasks per node cover " +
@@ -100,6 +101,7 @@ LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks
     LayoutPlacement p;
     p.layout_ = layout;
     p.shape_ = shape;
+    p.pipelines_first_ = physical[3] == ParDim::PP;
     const uint64_t world = tasks.tasks();
 
     // Nodes: tasks and island (islands in the order of their first node).
@@ -161,7 +163,8 @@ LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks
     std::vector<uint64_t> levels;
     {
         uint64_t s = 1;
-        for (ParDim d : kPhysical) {
+        for (int di = 0; di < kParDims; ++di) {
+            const ParDim d = physical[di];
             s *= layout.size(d);
             if (s > 1 && (levels.empty() || levels.back() != s)) levels.push_back(s);
         }
@@ -211,29 +214,47 @@ LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks
         // an island's whole blocks wait while a block is open, so that every
         // block starts at a multiple of s. A block left open at the end is not
         // taken: the lower levels place its units.
-        std::vector<Unit> open, waiting, units;
+        // Units: whole blocks of the next level down (node-level ones cut per
+        // NVLink domain, island-level ones from the island's unused GPUs in
+        // order), so that a straddling block is made of whole smaller blocks.
+        const uint64_t uu = li > 0 ? levels[li - 1] : 1;
+        const bool unit_in_node = li > 0 && node_level(uu);
+        const uint64_t uper = s / uu;
+        std::vector<std::pair<uint32_t, uint32_t>> pool;  // (domain, position in it) of each unit's GPUs
+        std::vector<uint64_t> open, waiting, units;          // offsets into pool
         std::vector<uint32_t> end_at(doms.size(), 0);
         for (size_t k = 0; k < doms.size(); ++k) end_at[k] = doms[k].cursor;
-        auto emit = [&](const std::vector<Unit>& v, size_t from, size_t to) {
-            for (size_t q = from; q < to; ++q) {
-                const Unit& x = v[q];
-                const Domain& d = doms[x.dom];
-                uint64_t base = p.node_first_slot_[d.node] + d.first + x.start;
-                for (uint64_t k = 0; k < u; ++k) seq.push_back(static_cast<uint32_t>(base + k));
-                end_at[x.dom] = std::max<uint32_t>(end_at[x.dom], x.start + static_cast<uint32_t>(u));
-            }
+        auto emit = [&](const std::vector<uint64_t>& v, size_t from, size_t to) {
+            for (size_t q = from; q < to; ++q)
+                for (uint64_t k = 0; k < uu; ++k) {
+                    auto [dom, pos] = pool[v[q] + k];
+                    const Domain& d = doms[dom];
+                    seq.push_back(static_cast<uint32_t>(p.node_first_slot_[d.node] + d.first + pos));
+                    end_at[dom] = std::max<uint32_t>(end_at[dom], pos + 1);
+                }
         };
         for (size_t i = 0; i < islands; ++i) {
             units.clear();
-            for (uint64_t k = island_dom_start[i]; k < island_dom_start[i + 1]; ++k)
-                for (uint32_t st = doms[k].cursor; st + u <= doms[k].len; st += static_cast<uint32_t>(u))
-                    units.push_back({k, st});
-            const size_t whole = units.size() / per * per, rest = units.size() - whole;
+            uint64_t chunk = 0;
+            for (uint64_t k = island_dom_start[i]; k < island_dom_start[i + 1]; ++k) {
+                if (unit_in_node) chunk = 0;
+                for (uint32_t pos = doms[k].cursor; pos < doms[k].len; ++pos) {
+                    if (unit_in_node && doms[k].len - pos < uu && chunk == 0) break;
+                    if (chunk == 0) units.push_back(pool.size());
+                    pool.push_back({static_cast<uint32_t>(k), pos});
+                    if (++chunk == uu) chunk = 0;
+                }
+            }
+            if (chunk != 0) {  // a partial unit at the island's end: not a unit
+                pool.resize(pool.size() - chunk);
+                units.pop_back();
+            }
+            const size_t whole = units.size() / uper * uper, rest = units.size() - whole;
             if (open.empty()) {
                 emit(units, 0, whole);
                 open.assign(units.begin() + static_cast<std::ptrdiff_t>(whole), units.end());
-            } else if (open.size() + rest >= per) {
-                const size_t need = per - open.size();
+            } else if (open.size() + rest >= uper) {
+                const size_t need = uper - open.size();
                 open.insert(open.end(), units.begin() + static_cast<std::ptrdiff_t>(whole),
                             units.begin() + static_cast<std::ptrdiff_t>(whole + need));
                 emit(open, 0, open.size());
@@ -245,7 +266,7 @@ LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks
                 open.insert(open.end(), units.begin() + static_cast<std::ptrdiff_t>(whole), units.end());
                 waiting.insert(waiting.end(), units.begin(), units.begin() + static_cast<std::ptrdiff_t>(whole));
             }
-            if (open.size() == per) {
+            if (open.size() == uper) {
                 emit(open, 0, open.size());
                 open.clear();
             }
@@ -260,7 +281,8 @@ LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks
     ParCoords c{};
     for (uint64_t pos = 0; pos < world; ++pos) {
         p.rank_of_slot_[seq[pos]] = static_cast<uint32_t>(layout.rank_of(c));
-        for (ParDim d : kPhysical) {
+        for (int di = 0; di < kParDims; ++di) {
+            const ParDim d = physical[di];
             auto& x = c[static_cast<size_t>(d)];
             if (++x < layout.size(d)) break;
             x = 0;
@@ -269,14 +291,26 @@ LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks
     return p;
 }
 
+LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
+                             const FabricShape& shape, ParallelLayout layout, const EdgeBytes* weights) {
+    LayoutPlacement a = place_with_order(step_nodes, tasks, map, shape, layout, kPhysical);
+    if (!weights || a.layout().size(ParDim::DP) <= 1 || a.layout().size(ParDim::PP) <= 1) return a;
+    // With a model: whole pipelines first (pp inside dp) where that moves fewer bytes across islands.
+    static constexpr ParDim kReplicas[kParDims] = {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::PP, ParDim::DP};
+    LayoutPlacement b = place_with_order(step_nodes, tasks, map, shape, layout, kReplicas);
+    const double ca = crossing_bytes(a.layout(), a.island_of_rank(), *weights).total();
+    const double cb = crossing_bytes(b.layout(), b.island_of_rank(), *weights).total();
+    return cb < ca ? b : a;
+}
+
 uint64_t layout_rank(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
                      const FabricShape& shape, const ParallelLayout& layout, std::string_view node,
-                     uint32_t local_position) {
+                     uint32_t local_position, const EdgeBytes* weights) {
     std::optional<uint64_t> me = step_nodes.index_of(node);
     if (!me)
         throw PlanError("node '" + std::string(node) + "' is not in the step's node list" +
                         (step_nodes.count() <= 64 ? " '" + step_nodes.ranged() + "'" : std::string()));
-    LayoutPlacement p = place_layout(step_nodes, tasks, map, shape, layout);
+    LayoutPlacement p = place_layout(step_nodes, tasks, map, shape, layout, weights);
     return p.rank(*me, local_position);
 }
 

@@ -57,6 +57,8 @@ struct FabricShape {
 // Throws ParseError naming the text.
 FabricShape parse_nvlink_domain(std::string_view text);
 
+struct EdgeBytes;  // layout_traffic.hpp
+
 class LayoutPlacement {
 public:
     const ParallelLayout& layout() const { return layout_; }  // resolved
@@ -84,12 +86,14 @@ public:
     // NVLink domain of a task: an id unique in the step.
     uint64_t domain_of(uint64_t node_index, uint32_t local_position) const;
     uint32_t domain_gpus(uint64_t node_index) const;  // GPUs per NVLink domain on that node
+    // The model made whole pipelines go together (pp before dp), see place_layout().
+    bool pipelines_first() const { return pipelines_first_; }
 
     // Island of each rank (index = rank), for the traffic model.
     std::vector<uint32_t> island_of_rank() const;
 
-    friend LayoutPlacement place_layout(const Hostlist&, const TaskCounts&, const IslandMap&, const FabricShape&,
-                                        ParallelLayout);
+    friend LayoutPlacement place_with_order(const Hostlist&, const TaskCounts&, const IslandMap&, const FabricShape&,
+                                            ParallelLayout, const ParDim*);
 
 private:
     ParallelLayout layout_;
@@ -99,20 +103,29 @@ private:
     std::vector<uint64_t> island_first_node_; // per island
     std::vector<size_t> island_map_id_;       // per island: IslandMap id or npos
     std::vector<uint32_t> rank_of_slot_;      // per slot
+    bool pipelines_first_ = false;
 };
 
 // Resolves the layout against the step's task count and places it. Throws
 // PlanError (layout does not match the step, counts do not cover the node
 // list, more than kMaxLayoutWorld tasks).
+// Without `weights`, stages are laid island after island (DP groups in the
+// fewest islands first, as above). With the bytes of a model
+// (layout_traffic.hpp; gputopo-launch and gputopo ranks --model), the placement
+// that keeps whole pipelines together instead (pp before dp in the physical
+// order) is taken when it moves fewer bytes across islands: for models whose
+// pipeline traffic outweighs their gradients (small models, long sequences).
 LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
-                             const FabricShape& shape, ParallelLayout layout);
+                             const FabricShape& shape, ParallelLayout layout, const EdgeBytes* weights = nullptr);
+LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
+                                 const FabricShape& shape, ParallelLayout layout, const ParDim* physical);
 
 // The RANK of one task: place_layout() then look itself up (the call a
 // plugin or launcher task makes). Throws PlanError naming the node when it is
 // not in the list.
 uint64_t layout_rank(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
                      const FabricShape& shape, const ParallelLayout& layout, std::string_view node,
-                     uint32_t local_position);
+                     uint32_t local_position, const EdgeBytes* weights = nullptr);
 
 // Island name for messages and tables.
 std::string island_name(const LayoutPlacement& p, const Hostlist& step_nodes, const IslandMap& map, uint64_t island);

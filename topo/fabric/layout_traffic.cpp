@@ -177,16 +177,26 @@ BoundBytes separate_bound(const ParallelLayout& l, const std::vector<uint64_t>& 
         return n;
     };
     auto over = [](uint64_t a, uint64_t b) { return a > b ? double(a - b) : 0.0; };
+    // Cells of one TP lane (the ranks with one tp coordinate) island i can
+    // hold: its whole TP groups plus one per GPU left over (straddling groups
+    // may give one lane more of an island than another).
+    std::vector<uint64_t> cap;
+    for (uint64_t x : g) cap.push_back(x / T + x % T);
+    // Groups of K cells of one lane that can sit whole in islands, all lanes.
+    auto lane_fit = [&](uint64_t k) {
+        uint64_t n = 0;
+        for (uint64_t c : cap) n += c / k;
+        return T * n;
+    };
     BoundBytes b;
     if (T > 1) b.parts.tp = over(world / T, fit(T)) * 2 * e.tp;
-    if (C > 1) b.parts.cp = over(world / C, T * fit(T * C)) * 2 * e.cp;
-    if (E > 1) b.parts.ep = over(world / E, T * fit(T * E)) * double(E - 1) * e.ep_pair;
-    // DP on its own: a ring has one member in each of D TP groups; island i
-    // holds at most floor(g_i / T) + g_i mod T of them.
+    if (C > 1) b.parts.cp = over(world / C, lane_fit(C)) * 2 * e.cp;
+    if (E > 1) b.parts.ep = over(world / E, lane_fit(E)) * double(E - 1) * e.ep_pair;
+    // DP on its own: a ring has D members of one lane; island i holds at most
+    // cap_i of them, so a ring spans at least k_min islands.
     const uint64_t dp_rings = world / std::max<uint64_t>(1, D);
     if (D > 1) {
-        std::vector<uint64_t> caps;
-        for (uint64_t x : g) caps.push_back(x / T + x % T);  // whole TP groups + one member per leftover GPU
+        std::vector<uint64_t> caps(cap);
         std::sort(caps.rbegin(), caps.rend());
         uint64_t k_min = 0, held = 0;
         for (uint64_t c : caps) {
@@ -194,10 +204,10 @@ BoundBytes separate_bound(const ParallelLayout& l, const std::vector<uint64_t>& 
             held += c;
             ++k_min;
         }
-        b.parts.dp = k_min >= 2 ? double(dp_rings) * double(k_min) * e.dp : over(dp_rings, T * fit(D * T)) * 2 * e.dp;
+        b.parts.dp = k_min >= 2 ? double(dp_rings) * double(k_min) * e.dp : over(dp_rings, lane_fit(D)) * 2 * e.dp;
     }
     const uint64_t pipelines = world / P;
-    if (P > 1) b.parts.pp = over(pipelines, T * fit(T * P)) * e.pp;
+    if (P > 1) b.parts.pp = over(pipelines, lane_fit(P)) * e.pp;
     b.separate = b.parts.cp + b.parts.ep + b.parts.dp + b.parts.pp;
     return b;
 }

@@ -59,9 +59,11 @@ std::vector<double> island_egress(const ParallelLayout& l, const std::vector<uin
 // does), given the GPUs g_i the step has in each island:
 //  - TP: groups that cannot sit whole in islands (more groups than
 //    sum floor(g_i / T)) cross at least 2 ring edges;
-//  - separately (`separate`): CP and EP the same way (K - 1 pairs for EP), a
-//    DP ring spans at least k_min islands (island i holds at most
-//    floor(g_i / T) + g_i mod T of its members), a pipeline longer than an island crosses once;
+//  - separately (`separate`): island i holds at most cap_i = floor(g_i / T) +
+//    g_i mod T ranks of one TP lane (the ranks with one tp coordinate); CP and
+//    EP groups beyond those that fit whole in the caps cross >= 2 ring edges
+//    (K - 1 pairs for EP), a DP ring spans at least k_min islands (the fewest
+//    caps holding D), a pipeline that does not fit crosses once;
 //  - together (`joint`): CP/EP, DP and PP of one island bounded at once, since
 //    keeping one group whole spreads the others (see joint_bound in the .cpp);
 //  the larger of the two is used.

@@ -52,14 +52,21 @@ uint32_t task_position(const Plan& plan, int task) {
 }  // namespace
 
 TaskLayoutRank task_layout_rank(const IslandMap& map, const std::string& node_name, const Plan& plan, int task,
-                                const EnvReader& env, const ParallelLayout& layout, const FabricShape& shape) {
+                                const EnvReader& env, const ParallelLayout& layout, const FabricShape& shape,
+                                const ModelShape* model) {
     StepInputs in = step_inputs(env);
     const uint32_t position = task_position(plan, task);
     std::optional<uint64_t> me = in.nodes.index_of(node_name);
     if (!me)
         throw PlanError("node '" + node_name + "' is not in the step's node list" +
                         (in.nodes.count() <= 64 ? " '" + in.nodes.ranged() + "'" : std::string()));
-    LayoutPlacement p = place_layout(in.nodes, in.counts, map, shape, layout);
+    std::optional<EdgeBytes> weights;
+    if (model) {
+        ParallelLayout resolved = layout;
+        resolved.resolve(in.counts.tasks());
+        weights = edge_bytes(*model, resolved);
+    }
+    LayoutPlacement p = place_layout(in.nodes, in.counts, map, shape, layout, weights ? &*weights : nullptr);
     TaskLayoutRank out;
     out.rank = p.rank(*me, position);
     out.world = p.world();

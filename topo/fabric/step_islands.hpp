@@ -16,6 +16,7 @@
 #include "topo/core/model.hpp"
 #include "topo/plan/planner.hpp"
 #include "topo/fabric/layout_placement.hpp"
+#include "topo/fabric/layout_traffic.hpp"
 #include "topo/fabric/rank_order.hpp"
 #include "topo/plan/task_env.hpp"
 
@@ -48,7 +49,10 @@ struct TaskLayoutRank {
     std::string layout;  // the resolved layout, ParallelLayout::str()
     std::string straddling;  // for the task of rank 0 only (once per step): straddle_summary(), "" when none
 };
+// `model` (optional): the bytes that choose between stages island by island
+// and whole pipelines together (place_layout's weights).
 TaskLayoutRank task_layout_rank(const IslandMap& map, const std::string& node_name, const Plan& plan, int task,
-                                const EnvReader& env, const ParallelLayout& layout, const FabricShape& shape);
+                                const EnvReader& env, const ParallelLayout& layout, const FabricShape& shape,
+                                const ModelShape* model = nullptr);
 
 }  // namespace gputopo
