@@ -17,12 +17,20 @@
 // on the stated order, so two frameworks' orders place the same groups on the
 // same GPUs and only the RANK numbers differ.
 // The sequence: for each block size s = tp, tp*cp, tp*cp*ep, tp*cp*ep*dp,
-// world (largest first), every container (an NVLink domain inside a node when s
-// fits one, else an island; containers in island order = islands by their first
-// node in the node list, nodes in node-list order) gives as many whole blocks of
-// s as its unused GPUs hold, island-level blocks made of whole node-level
-// blocks; what no level takes goes last (those groups straddle, and
-// straddling_groups() says which and why).
+// world (largest first; with a model that favours pipelines, ...*pp before
+// *dp), containers in island order (islands by their first node in the node
+// list, nodes in node-list order) give whole blocks of s:
+//   - s fits a node's NVLink domain: each domain gives the blocks its unused
+//     GPUs hold;
+//   - s is a stage or the job (larger than tp*cp*ep): each island gives the
+//     whole ones it holds, the rest goes down to the smaller sizes;
+//   - otherwise (TP/CP/EP blocks larger than a node's domain, or any block when
+//     islands are NVLink domains): each island gives its whole blocks, made of
+//     whole blocks of the next size down, and its remainder is completed from
+//     the remainders of the islands after it (those blocks straddle; the
+//     island's whole blocks wait so that every block starts at a multiple of s).
+// GPUs no size takes go last. group_spread() and straddle_summary() say which
+// groups straddle and why.
 //
 // Cost per task: O(nodes + tasks) time and memory (4 bytes per task plus a few
 // words per node), no host name strings. bench/bench_rank_order.cpp measures
