@@ -390,8 +390,8 @@ std::vector<GroupSpread> group_spread(const LayoutPlacement& p, size_t max_examp
                 g.why = what + " are larger than one NVLink domain (" + std::to_string(nd_eff) +
                         " GPUs per node domain; islands are not NVLink domains)";
             else
-                g.why = what + " do not divide the GPUs the step has in each NVLink domain; the GPUs left over are "
-                               "placed last";
+                g.why = what + " do not divide the GPUs the step has in each NVLink domain; the GPUs left over "
+                               "make groups with those of the next islands";
         }
         out.push_back(std::move(g));
     }
