@@ -13,6 +13,8 @@
 
 #include "topo/fabric/hostlist.hpp"
 #include "topo/fabric/island_map.hpp"
+#include "topo/fabric/layout_placement.hpp"
+#include "topo/fabric/layout_traffic.hpp"
 #include "topo/fabric/rank_order.hpp"
 
 using namespace gputopo;
@@ -35,121 +37,27 @@ int chassis_round_robin(int node, const Cluster& c) { return (node / 4) % (c.nod
 // NVL72: compute trays named round robin across racks (as on Azure GB200 clusters).
 int tray_round_robin(int node, const Cluster& c) { return node % (c.nodes / c.nodes_per_island); }
 
-struct Model {
+struct Job {
     const char* name;
-    double params;        // parameters
-    int layers, hidden, seq, micro_batch, microbatches;
-    int tp, pp, dp;
+    ModelShape model;
+    const char* layout;  // ParallelLayout text without order
 };
 
-enum class Layout { TpDpPp, TpPpDp };  // Megatron default (pp slowest) / replica contiguous
-const char* layout_name(Layout l) { return l == Layout::TpDpPp ? "tp-dp-pp (Megatron default)" : "tp-pp-dp (replica contiguous)"; }
-
-struct Coord {
-    int tp, pp, dp;
+struct Row {
+    std::string job, order;
+    double slurm, island, placed, bound;
 };
-int rank_of(const Model& m, Layout l, int tp, int pp, int dp) {
-    return l == Layout::TpDpPp ? tp + m.tp * (dp + m.dp * pp) : tp + m.tp * (pp + m.pp * dp);
-}
+std::vector<Row> g_rows;
 
-struct Bytes {
-    double tp = 0, pp = 0, dp = 0;
-    double total() const { return tp + pp + dp; }
-};
-
-// Per-collective sizes (bytes), bf16.
-struct Sizes {
-    double act;          // one micro-batch activation: mb * seq * hidden * 2
-    double tp_per_edge;  // per TP ring edge per step
-    double pp_per_edge;  // per pipeline edge per step
-    double dp_per_edge;  // per DP ring edge per step
-};
-Sizes sizes_of(const Model& m) {
-    Sizes s;
-    s.act = double(m.micro_batch) * m.seq * m.hidden * 2;
-    const int layers_per_stage = m.layers / m.pp;
-    // Megatron TP: 2 all-reduces forward + 2 backward per layer, per micro-batch; ring edge carries 2(T-1)/T.
-    s.tp_per_edge = m.tp > 1 ? 4.0 * layers_per_stage * m.microbatches * 2.0 * (m.tp - 1) / m.tp * s.act : 0;
-    // Pipeline: activation forward + gradient backward per micro-batch, each TP rank its 1/T slice.
-    s.pp_per_edge = 2.0 * m.microbatches * s.act / m.tp;
-    // Data parallel: ring all-reduce of the rank's gradient shard, 2(D-1)/D of it per edge.
-    const double shard = m.params / (double(m.tp) * m.pp) * 2;
-    s.dp_per_edge = m.dp > 1 ? 2.0 * (m.dp - 1) / m.dp * shard : 0;
-    return s;
-}
-
-// Bytes crossing islands when rank r runs on the island island_of_rank[r].
-Bytes crossing(const Model& m, Layout l, const std::vector<int>& island_of_rank, const Sizes& s) {
-    Bytes b;
-    auto ring = [&](const std::vector<int>& ranks, double per_edge, double& acc) {
-        if (ranks.size() < 2) return;
-        for (size_t i = 0; i < ranks.size(); ++i) {
-            int a = ranks[i], c = ranks[(i + 1) % ranks.size()];
-            if (island_of_rank[size_t(a)] != island_of_rank[size_t(c)]) acc += per_edge;
-        }
-    };
-    std::vector<int> g;
-    for (int pp = 0; pp < m.pp; ++pp)
-        for (int dp = 0; dp < m.dp; ++dp) {
-            g.clear();
-            for (int tp = 0; tp < m.tp; ++tp) g.push_back(rank_of(m, l, tp, pp, dp));
-            ring(g, s.tp_per_edge, b.tp);
-        }
-    for (int tp = 0; tp < m.tp; ++tp)
-        for (int pp = 0; pp < m.pp; ++pp) {
-            g.clear();
-            for (int dp = 0; dp < m.dp; ++dp) g.push_back(rank_of(m, l, tp, pp, dp));
-            ring(g, s.dp_per_edge, b.dp);
-        }
-    for (int tp = 0; tp < m.tp; ++tp)
-        for (int dp = 0; dp < m.dp; ++dp)
-            for (int pp = 0; pp + 1 < m.pp; ++pp) {
-                int a = rank_of(m, l, tp, pp, dp), c = rank_of(m, l, tp, pp + 1, dp);
-                if (island_of_rank[size_t(a)] != island_of_rank[size_t(c)]) b.pp += s.pp_per_edge;
-            }
+std::string gb(double bytes) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f", bytes / 1e9);
     return b;
 }
 
-// Analytic lower bound over every placement of the job's ranks on the GPUs it
-// got (g_i GPUs in island i), each collective bounded on its own:
-//  a group of K GPUs that cannot sit in one island crosses >= 2 ring edges
-//  (TP, DP) or >= 1 pipeline edge (PP); a DP ring that needs k_min >= 2
-//  islands (its members on distinct TP groups) crosses >= k_min edges.
-//  Groups that can sit whole in islands:
-//  TP groups: sum floor(g_i / T); DP groups come in blocks of D*T GPUs (one
-//  stage's T DP rings share the same D TP groups): T * sum floor(g_i / (D*T));
-//  pipelines come in replicas of T*P GPUs: T * sum floor(g_i / (T*P)).
-Bytes lower_bound(const Model& m, const std::vector<long>& gpus_per_island, const Sizes& s) {
-    auto fit = [&](long unit) {
-        long n = 0;
-        for (long g : gpus_per_island) n += g / unit;
-        return n;
-    };
-    Bytes b;
-    long tp_groups = long(m.pp) * m.dp;
-    if (m.tp > 1) b.tp = double(std::max(0L, tp_groups - fit(m.tp))) * 2 * s.tp_per_edge;
-    long dp_rings = long(m.tp) * m.pp;
-    // One DP ring has one member in each of D TP groups; island i holds at most
-    // ceil(g_i / T) of them, so the ring spans at least k_min islands and
-    // crosses at least k_min edges when k_min >= 2.
-    std::vector<long> caps;
-    for (long g : gpus_per_island) caps.push_back((g + m.tp - 1) / m.tp);
-    std::sort(caps.rbegin(), caps.rend());
-    long k_min = 0, held = 0;
-    for (long c : caps) {
-        if (held >= m.dp) break;
-        held += c;
-        ++k_min;
-    }
-    if (m.dp > 1) {
-        if (k_min >= 2)
-            b.dp = double(dp_rings) * double(k_min) * s.dp_per_edge;
-        else
-            b.dp = double(std::max(0L, dp_rings - m.tp * fit(long(m.dp) * m.tp))) * 2 * s.dp_per_edge;
-    }
-    long pipelines = long(m.tp) * m.dp;
-    if (m.pp > 1) b.pp = double(std::max(0L, pipelines - m.tp * fit(long(m.tp) * m.pp))) * 1 * s.pp_per_edge;
-    return b;
+void print_bytes(const char* what, const CrossBytes& x, double bound) {
+    std::printf("     %-24s %10.1f %10.1f %10.1f %10.1f %10.1f %11.1f %9.3fx\n", what, x.tp / 1e9, x.cp / 1e9,
+                x.ep / 1e9, x.pp / 1e9, x.dp / 1e9, x.total() / 1e9, bound > 0 ? x.total() / bound : 0.0);
 }
 
 std::string name_of(int n) {
@@ -158,19 +66,25 @@ std::string name_of(int n) {
     return buf;
 }
 
-void scenario(const Cluster& c, const Model& m, double busy_fraction) {
-    const int job_gpus = m.tp * m.pp * m.dp;
+void scenario(const Cluster& c, const FabricShape& shape, const Job& job, double busy_fraction) {
+    ParallelLayout base = ParallelLayout::parse(job.layout);
+    uint64_t inner = 1;
+    for (ParDim d : {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::DP, ParDim::PP}) inner *= base.size(d);
+    const int job_gpus = int(inner);
     const int job_nodes = job_gpus / c.gpus_per_node;
     const int islands = c.nodes / c.nodes_per_island;
+    const ModelShape& m = job.model;
     std::printf("\n== %s: %d nodes x %d GPUs, %d islands of %d nodes (%d GPUs), %.0f GB/s per GPU inside, %.1f GB/s "
-                "between (%.0f:1)\n",
+                "between (%.0f:1)%s\n",
                 c.name, c.nodes, c.gpus_per_node, islands, c.nodes_per_island, c.nodes_per_island * c.gpus_per_node,
-                c.in_gbs, c.out_gbs, c.in_gbs / c.out_gbs);
+                c.in_gbs, c.out_gbs, c.in_gbs / c.out_gbs, shape.islands_are_nvlink ? "; islands are NVLink domains" : "");
     std::printf("   naming: %s\n", c.naming);
-    std::printf("   job: %s, %d GPUs = TP %d x PP %d x DP %d on %d nodes; %.0fB params, %d layers, hidden %d, seq %d, "
-                "micro-batch %d, %d micro-batches/step\n",
-                m.name, job_gpus, m.tp, m.pp, m.dp, job_nodes, m.params / 1e9, m.layers, m.hidden, m.seq,
-                m.micro_batch, m.microbatches);
+    std::printf("   job: %s, %s = %d GPUs on %d nodes; %.0fB params, %llu layers, hidden %llu, seq %llu, "
+                "micro-batch %llu, %llu micro-batches/step%s\n",
+                job.name, job.layout, job_gpus, job_nodes, m.params / 1e9, (unsigned long long)m.layers,
+                (unsigned long long)m.hidden, (unsigned long long)m.seq, (unsigned long long)m.micro_batch,
+                (unsigned long long)m.microbatches,
+                base.size(ParDim::EP) > 1 ? (", top-" + std::to_string(m.top_k) + " experts").c_str() : "");
 
     // Allocation: the first job_nodes free nodes in name order, with a
     // deterministic busy_fraction of the cluster already in use.
@@ -185,19 +99,14 @@ void scenario(const Cluster& c, const Model& m, double busy_fraction) {
         std::printf("   (cluster too small for the job)\n");
         return;
     }
-    std::vector<long> per_island(static_cast<size_t>(islands), 0);
-    for (int n : nodes) per_island[size_t(c.island_of(n, c))] += c.gpus_per_node;
+    std::vector<uint64_t> per_island(static_cast<size_t>(islands), 0);
+    for (int n : nodes) per_island[size_t(c.island_of(n, c))] += uint64_t(c.gpus_per_node);
     int touched = 0;
-    for (long g : per_island) touched += g > 0;
+    for (uint64_t g : per_island) touched += g > 0;
     std::printf("   allocation: %d%% of the cluster busy; the job's %d nodes are the first free ones in name order "
                 "and touch %d islands\n",
                 int(busy_fraction * 100), job_nodes, touched);
 
-    // Slurm's order: ranks block-distributed over the node list in name order.
-    std::vector<int> slurm_island(static_cast<size_t>(job_gpus));
-    for (int r = 0; r < job_gpus; ++r) slurm_island[size_t(r)] = c.island_of(nodes[size_t(r / c.gpus_per_node)], c);
-
-    // gputopo's order: the plugin's code on the same node list and island map.
     std::vector<std::string> names;
     for (int n : nodes) names.push_back(name_of(n));
     Hostlist step = Hostlist::from_names(names);
@@ -210,39 +119,61 @@ void scenario(const Cluster& c, const Model& m, double busy_fraction) {
                     "sim:" + std::to_string(i));
         map.seal();
     }
-    std::vector<NodePlacement> table =
-        place_step(step, TaskCounts::uniform(step.count(), uint32_t(c.gpus_per_node)), map);
-    std::vector<int> island_island(static_cast<size_t>(job_gpus));
-    for (const NodePlacement& row : table) {
-        int isl = std::stoi(row.island.substr(6));
+    const TaskCounts counts = TaskCounts::uniform(step.count(), uint32_t(c.gpus_per_node));
+    // Slurm's order: ranks block-distributed over the node list in name order.
+    std::vector<uint32_t> slurm_island(static_cast<size_t>(job_gpus));
+    for (int r = 0; r < job_gpus; ++r)
+        slurm_island[size_t(r)] = uint32_t(c.island_of(nodes[size_t(r / c.gpus_per_node)], c));
+    // gputopo's island order (--gpu-topo=island without a layout).
+    std::vector<uint32_t> island_island(static_cast<size_t>(job_gpus));
+    for (const NodePlacement& row : place_step(step, counts, map)) {
+        uint32_t isl = uint32_t(std::stoi(row.island.substr(6)));
         for (uint32_t t = 0; t < row.tasks; ++t) island_island[size_t(row.first_rank + t)] = isl;
     }
 
-    Sizes s = sizes_of(m);
-    std::printf("   per-edge bytes per step: TP ring %.3g (4 x %d layers x %d mb x 2(T-1)/T x act %.3g), PP %.3g "
-                "(2 x %d mb x act/T), DP ring %.3g (2(D-1)/D x shard %.3g)\n",
-                s.tp_per_edge, m.layers / m.pp, m.microbatches, s.act, s.pp_per_edge, m.microbatches, s.dp_per_edge,
-                m.params / (double(m.tp) * m.pp) * 2);
-    Bytes lb = lower_bound(m, per_island, s);
-    for (Layout l : {Layout::TpDpPp, Layout::TpPpDp}) {
-        Bytes a = crossing(m, l, slurm_island, s);
-        Bytes b = crossing(m, l, island_island, s);
-        std::printf("   layout %s\n", layout_name(l));
-        std::printf("     %-22s %12s %12s %12s %12s %10s\n", "order", "TP GB", "PP GB", "DP GB", "total GB", "vs bound");
-        auto row = [&](const char* what, const Bytes& x) {
-            std::printf("     %-22s %12.1f %12.1f %12.1f %12.1f %10s\n", what, x.tp / 1e9, x.pp / 1e9, x.dp / 1e9,
-                        x.total() / 1e9,
-                        lb.total() > 0 ? (std::to_string(x.total() / lb.total()).substr(0, 6) + "x").c_str()
-                                       : (x.total() > 0 ? "inf" : "1x"));
-        };
-        row("Slurm (name order)", a);
-        row("gputopo island order", b);
-        row("analytic lower bound", lb);
-        std::printf("     Slurm / island order = %.2fx", b.total() > 0 ? a.total() / b.total() : 0.0);
-        // Time to push the crossing bytes through the islands' uplinks.
+    for (const char* order : {"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp"}) {
+        ParallelLayout l = ParallelLayout::parse(std::string(job.layout) + ",order=" + order);
+        l.resolve(uint64_t(job_gpus));
+        const EdgeBytes e = edge_bytes(m, l);
+        if (order[9] == 'd')
+            std::printf("   per-edge bytes per step: TP ring %.3g, CP ring %.3g, EP pair %.3g, PP %.3g, DP ring %.3g "
+                        "(act %.3g; formulas in topo/fabric/layout_traffic.hpp)\n",
+                        e.tp, e.cp, e.ep_pair, e.pp, e.dp, e.act);
+        // The layout placement (--gpu-topo=island,layout=... / gputopo-launch --layout).
+        LayoutPlacement placed = place_layout(step, counts, map, shape, l, &e);
+        std::vector<uint32_t> placed_local = placed.island_of_rank();
+        std::vector<uint32_t> placed_island(placed_local.size());
+        for (size_t r = 0; r < placed_local.size(); ++r)
+            placed_island[r] = uint32_t(std::stoi(island_name(placed, step, map, placed_local[r]).substr(6)));
+
+        BoundBytes lb = lower_bound_bytes(l, per_island, e);
+        const double bound = lb.total();
+        CrossBytes a = crossing_bytes(l, slurm_island, e), b = crossing_bytes(l, island_island, e),
+                   p = crossing_bytes(l, placed_island, e);
+        std::printf("   order %s%s\n", order, order[9] == 'd' ? " (Megatron's default)" : " (replicas contiguous)");
+        std::printf("     %-24s %10s %10s %10s %10s %10s %11s %10s\n", "rank order", "TP GB", "CP GB", "EP GB",
+                    "PP GB", "DP GB", "total GB", "vs bound");
+        print_bytes("Slurm (name order)", a, bound);
+        print_bytes("gputopo island order", b, bound);
+        print_bytes(placed.pipelines_first() ? "layout placement (pp)" : "gputopo layout placement", p, bound);
+        if (lb.joint > lb.separate)
+            std::printf("     %-24s %10.1f %43s %11.1f %9.3fx\n", "lower bound", lb.parts.tp / 1e9,
+                        "(CP+EP+PP+DP bounded together)", bound / 1e9, 1.0);
+        else
+            print_bytes("lower bound", lb.parts, bound);
+        std::printf("     bound: TP groups that cannot sit whole in islands %s GB + max(CP, EP, DP, PP bounded apart %s "
+                    "GB, bounded together per island %s GB)\n",
+                    gb(lb.parts.tp).c_str(), gb(lb.separate).c_str(), gb(lb.joint).c_str());
+        for (const GroupSpread& g : group_spread(placed))
+            if (g.straddling > 0 && (g.dim == ParDim::TP || g.dim == ParDim::CP || g.dim == ParDim::EP))
+                std::printf("     straddling %s groups: %llu of %llu (%s)\n", par_dim_name(g.dim),
+                            (unsigned long long)g.straddling, (unsigned long long)g.groups, g.why.c_str());
         double uplink = double(touched) * c.nodes_per_island * c.gpus_per_node * c.out_gbs * 1e9;
-        std::printf("; through the %d islands' uplinks (%.0f GB/s in all): %.3f s vs %.3f s per step\n", touched,
-                    uplink / 1e9, a.total() / uplink, b.total() / uplink);
+        std::printf("     through the %d islands' uplinks (%.0f GB/s in all): Slurm %.3f s, island order %.3f s, "
+                    "placement %.3f s per step\n",
+                    touched, uplink / 1e9, a.total() / uplink, b.total() / uplink, p.total() / uplink);
+        g_rows.push_back({std::string(c.name).substr(0, std::string(c.name).find(',')) + ": " + job.name + " " + job.layout,
+                          order, a.total(), b.total(), p.total(), bound});
     }
 }
 
@@ -290,7 +221,8 @@ void reliability() {
 }  // namespace
 
 int main() {
-    std::printf("bench_island_sim: bytes per step crossing island boundaries, Slurm order vs island order vs bound\n");
+    std::printf("bench_island_sim: bytes per step crossing island boundaries: Slurm order, island order, layout "
+                "placement, lower bound\n");
     Cluster fat{"fat tree, 1,024-GPU islands, 4:1 between islands",
                 12500,
                 8,
@@ -299,8 +231,11 @@ int main() {
                 chassis_round_robin,
                 50,
                 12.5};
-    Model gpt{"GPT-175B-like", 175e9, 96, 12288, 2048, 1, 32, 8, 8, 256};
-    scenario(fat, gpt, 0.4);
+    FabricShape fat_shape;  // NVLink inside a node only
+    ModelShape gpt{175e9, 96, 12288, 2048, 1, 32, 2};
+    scenario(fat, fat_shape, {"GPT-175B-like", gpt, "tp=8,pp=8,dp=256"}, 0.4);
+    ModelShape llama_long{70e9, 80, 8192, 32768, 1, 16, 2};
+    scenario(fat, fat_shape, {"Llama-70B-like, 32k context", llama_long, "tp=8,cp=2,pp=4,dp=128"}, 0.4);
 
     Cluster nvl{"NVL72 racks (18 trays x 4 GPUs share NVLink), InfiniBand between racks",
                 1152,
@@ -310,8 +245,26 @@ int main() {
                 tray_round_robin,
                 900,
                 50};
-    Model llama{"Llama-70B-like", 70e9, 80, 8192, 4096, 1, 16, 8, 4, 36};
-    scenario(nvl, llama, 0.3);
+    FabricShape rack_shape;
+    rack_shape.islands_are_nvlink = true;
+    ModelShape llama{70e9, 80, 8192, 4096, 1, 16, 2};
+    scenario(nvl, rack_shape, {"Llama-70B-like", llama, "tp=8,pp=4,dp=36"}, 0.3);
+    ModelShape moe{141e9, 56, 6144, 4096, 1, 16, 2};
+    scenario(nvl, rack_shape, {"Mixtral-8x22B-like MoE", moe, "tp=2,ep=8,pp=4,dp=18"}, 0.3);
+    scenario(fat, fat_shape, {"Mixtral-8x22B-like MoE", moe, "tp=2,ep=8,pp=4,dp=64"}, 0.4);
+
+    std::printf("\n== Summary: bytes per step crossing islands, as multiples of the lower bound (target: layout "
+                "placement <= 1.2x)\n");
+    std::printf("   %-62s %-15s %8s %8s %9s %11s\n", "fabric: job layout", "order", "Slurm", "island", "placement",
+                "bound GB");
+    bool met = true;
+    for (const Row& r : g_rows) {
+        double q = r.bound > 0 ? r.placed / r.bound : (r.placed > 0 ? 1e9 : 1.0);
+        if (q > 1.2) met = false;
+        std::printf("   %-62s %-15s %7.2fx %7.2fx %8.3fx %11.1f\n", r.job.c_str(), r.order.c_str(),
+                    r.bound > 0 ? r.slurm / r.bound : 0.0, r.bound > 0 ? r.island / r.bound : 0.0, q, r.bound / 1e9);
+    }
+    std::printf("   target <= 1.2x the bound in every row: %s\n", met ? "met" : "NOT MET");
 
     reliability();
     return 0;

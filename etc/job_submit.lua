@@ -32,6 +32,10 @@ What Slurm 22.05 can and cannot express (man gputopo.conf(5) has the details):
 -- Nodes per leaf switch; 0: read the largest leaf from topology.conf beside this file.
 GPUTOPO_ISLAND_NODES = 0
 
+-- GPUs per node for --gpu-topo=island,<layout> with topology/block when the job
+-- gives no --ntasks-per-node (one task per GPU); 4 on GB200 NVL72 trays.
+GPUTOPO_GPUS_PER_NODE = 4
+
 -- How long a job may wait for a one-switch placement before Slurm drops the constraint.
 GPUTOPO_WAIT4SWITCH_SECONDS = 60
 
@@ -101,6 +105,73 @@ local function largest_leaf()
     return best
 end
 
+--[[
+A parallel layout (gputopo issue 22): `--gpu-topo=island,tp=8,pp=4[,cp=..,ep=..]`.
+With topology/block (topology.conf beside this file has BlockName= lines, Slurm
+23.11+), the job asks for --segment=S: S nodes per segment, each segment inside
+one block, S a multiple of the nodes one TP*CP*EP block needs
+(ceil(tp*cp*ep / GPUs per node)), as large as a block allows and dividing the
+job's node count, so every TP (and CP, EP) group can sit in one block (NVL72
+rack). With topology/tree it keeps asking for --switches as above.
+--]]
+
+-- The layout's sizes from the --gpu-topo value ("island,tp=8,pp=4,verbose"), or nil.
+local function layout_of(value)
+    local sizes, any = { tp = 1, cp = 1, ep = 1 }, false
+    for word in string.gmatch(value, "[^,]+") do
+        local k, v = string.match(word, "^(%a+)=(%d+)$")
+        if k == "tp" or k == "cp" or k == "ep" or k == "pp" or k == "dp" then
+            sizes[k] = tonumber(v)
+            any = true
+        end
+    end
+    if not any then return nil end
+    return sizes
+end
+
+-- The largest block (nodes) in the topology.conf beside this file, or nil without BlockName= lines.
+local function largest_block()
+    local src = debug.getinfo(1, "S").source
+    local dir = string.match(src, "^@(.*)/[^/]*$") or "."
+    local f = io.open(dir .. "/topology.conf", "r")
+    if f == nil then return nil end
+    local best = nil
+    for line in f:lines() do
+        line = string.gsub(line, "#.*", "")
+        if string.match(line, "^%s*[Bb][Ll][Oo][Cc][Kk][Nn][Aa][Mm][Ee]=") then
+            local nodes = string.match(line, "[Nn][Oo][Dd][Ee][Ss]=(%S+)")
+            if nodes then
+                local n = hostlist_count(nodes)
+                if best == nil or n > best then best = n end
+            end
+        end
+    end
+    f:close()
+    return best
+end
+
+-- --segment for a layout: nil when no block topology or no size fits (reason logged).
+local function segment_for(job_desc, sizes, block)
+    local gpn = job_desc.ntasks_per_node
+    if gpn == nil or gpn == 0 or gpn >= NO_VAL then gpn = GPUTOPO_GPUS_PER_NODE end
+    local unit = math.ceil(sizes.tp * sizes.cp * sizes.ep / gpn)
+    if unit > block then
+        return nil, string.format("tp*cp*ep = %d GPUs need %d nodes, more than a block's %d",
+                                  sizes.tp * sizes.cp * sizes.ep, unit, block)
+    end
+    local nodes = job_desc.min_nodes
+    local known = nodes ~= nil and nodes ~= 0 and nodes < NO_VAL
+    local best = nil
+    for s = unit, block, unit do
+        if not known or nodes % s == 0 then best = s end
+    end
+    if best == nil then
+        return nil, string.format("the job's %d nodes are not a multiple of the %d nodes one TP*CP*EP block needs",
+                                  nodes, unit)
+    end
+    return best, nil
+end
+
 -- As few switches as the job can fit in.
 local function switches_for(job_desc)
     local nodes = job_desc.min_nodes
@@ -123,6 +194,22 @@ end
 function slurm_job_submit(job_desc, part_list, submit_uid)
     local value = gpu_topo_value(job_desc)
     if value == nil or mode_of(value) ~= "island" then return slurm.SUCCESS end
+    local sizes = layout_of(value)
+    if sizes ~= nil then
+        local block = largest_block()
+        if block ~= nil then
+            local seg, why = segment_for(job_desc, sizes, block)
+            local given = job_desc.segment_size
+            if seg ~= nil and (given == nil or given == 0 or given >= NO_VAL) then
+                job_desc.segment_size = seg
+                slurm.log_info("gputopo: job from uid %d: --gpu-topo=%s -> --segment=%d (blocks of %d nodes)",
+                               submit_uid, value, seg, block)
+            elseif seg == nil then
+                slurm.log_info("gputopo: job from uid %d: --gpu-topo=%s: no --segment (%s)", submit_uid, value, why)
+            end
+            return slurm.SUCCESS
+        end
+    end
     if user_set_switches(job_desc) then return slurm.SUCCESS end
     job_desc.req_switch = switches_for(job_desc)
     job_desc.wait4switch = GPUTOPO_WAIT4SWITCH_SECONDS

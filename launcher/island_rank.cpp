@@ -7,7 +7,35 @@
 
 namespace gputopo::launch {
 
+namespace {
+
+// --layout: RANK from the layout placement, islands as for --rank-order=island.
+IslandRankOutcome layout_rank_outcome(const Options& opt, const std::string& node, int local_id,
+                                      const Getenv& getenv_fn) {
+    IslandRankOutcome out;
+    try {
+        StepIslandMap m = load_step_islands(opt.islands, slurm_config_dir(getenv_fn));
+        Plan plan;  // tasks in local-id order (as for --rank-order=island without the plugin)
+        plan.tasks.resize(static_cast<size_t>(local_id < 0 ? 1 : local_id + 1));
+        for (size_t i = 0; i < plan.tasks.size(); ++i) plan.tasks[i].task = static_cast<int>(i);
+        std::optional<ModelShape> model;
+        if (!opt.model.empty()) model = parse_model_shape(opt.model);
+        TaskLayoutRank r = task_layout_rank(m.map, node, plan, local_id, getenv_fn, ParallelLayout::parse(opt.layout),
+                                            parse_nvlink_domain(opt.nvlink_domain), model ? &*model : nullptr);
+        out.rank = std::to_string(r.rank);
+        out.note = "RANK follows the layout placement " + r.layout + " (islands: " + m.sources + "): rank " + out.rank +
+                   " of " + std::to_string(r.world) + "; `gputopo ranks --layout` shows the groups that straddle";
+        if (!r.straddling.empty()) out.warning = "--layout " + r.layout + ": " + r.straddling;
+    } catch (const std::exception& e) {
+        out.note = std::string("--layout: ") + e.what() + "; RANK stays SLURM_PROCID";
+    }
+    return out;
+}
+
+}  // namespace
+
 IslandRankOutcome island_rank(const Options& opt, const std::string& node, int local_id, const Getenv& getenv_fn) {
+    if (!opt.layout.empty()) return layout_rank_outcome(opt, node, local_id, getenv_fn);
     IslandRankOutcome out;
     if (opt.rank_order != "island") return out;
     if (auto r = getenv_fn(env::kRank); r && !r->empty()) {

@@ -18,6 +18,7 @@ struct IslandRankOutcome {
     std::vector<EnvVar> env;  // GPUTOPO_ISLAND* and GPUTOPO_RANK when computed here (plugin absent)
     std::string rank;         // the value RANK should take, "" when unknown
     std::string note;         // why RANK stays SLURM_PROCID, or where the rank came from
+    std::string warning;      // --layout: groups that straddle (said by the task of rank 0 only), "" none
 };
 
 // `node`: this node's Slurm name; `local_id`: SLURM_LOCALID.

@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "topo/core/errors.hpp"
+#include "topo/fabric/layout_placement.hpp"
+#include "topo/fabric/layout_traffic.hpp"
 
 namespace gputopo::launch {
 
@@ -95,9 +97,42 @@ const std::vector<Spec>& specs() {
          [](Options& o, const std::string&, const std::string& v) { o.nccl_topo_file = v; }},
         {"islands", true, "FILE", "gputopo.conf for --rank-order=island without the plugin's GPUTOPO_RANK (adds to Slurm's topology)",
          [](Options& o, const std::string&, const std::string& v) { o.islands = v; }},
+        {"layout", true, "SPEC",
+         "RANK places a parallel layout, e.g. tp=8,pp=4[,cp=2,ep=8,order=tp-cp-ep-dp-pp]: TP/CP/EP groups inside "
+         "NVLink domains, DP and PP across the fewest islands (islands as for --rank-order=island)",
+         [](Options& o, const std::string& w, const std::string& v) {
+             try {
+                 (void)ParallelLayout::parse(v);
+             } catch (const ParseError& e) {
+                 bad(w, v, std::string("a layout: ") + e.what());
+             }
+             o.layout = v;
+         }},
+        {"nvlink-domain", true, "node|island|N",
+         "with --layout: each node is one NVLink domain (node, default), each island is one (island: NVL72 racks), "
+         "or N GPUs of a node share one",
+         [](Options& o, const std::string& w, const std::string& v) {
+             try {
+                 (void)parse_nvlink_domain(v);
+             } catch (const ParseError&) {
+                 bad(w, v, "node, island or a GPU count");
+             }
+             o.nvlink_domain = v;
+         }},
+        {"model", true, "SPEC",
+         "with --layout: the model (params=70B,layers=80,hidden=8192,seq=4096,micro-batch=1,micro-batches=16), so "
+         "that whole pipelines go together where its pipeline traffic outweighs DP's; as gputopo ranks --model",
+         [](Options& o, const std::string& w, const std::string& v) {
+             try {
+                 (void)parse_model_shape(v);
+             } catch (const ParseError& e) {
+                 bad(w, v, std::string("a model: ") + e.what());
+             }
+             o.model = v;
+         }},
         {"island-procid", false, "",
-         "with --rank-order=island also give the program SLURM_PROCID = the island rank (for JAX, Lightning's Slurm "
-         "path, Megatron-Bridge; the original stays in GPUTOPO_SLURM_PROCID)",
+         "with --rank-order=island or --layout also give the program SLURM_PROCID = that rank (for JAX, Lightning's "
+         "Slurm path, Megatron-Bridge; the original stays in GPUTOPO_SLURM_PROCID)",
          [](Options& o, const std::string& w, const std::string& v) { o.island_procid = v.empty() || parse_bool(w, v); }},
         {"framework", true, "auto|jax",
          "jax: isolate gives way to JAX's own one-device choice (SLURM_LOCALID); refuses a plugin-isolated task JAX cannot run in",

@@ -43,6 +43,9 @@ struct Options {
     std::string rank_order = "slurm";      // slurm | island: RANK = SLURM_PROCID or GPUTOPO_RANK (launcher/island_rank.hpp)
     std::string nccl_topo_file;            // --nccl-topo-file PATH (%n node, %h host, %j job id): write and export NCCL_TOPO_FILE
     std::string islands;                   // gputopo.conf for island ranks when the plugin did not set them
+    std::string layout;                    // --layout SPEC: RANK from the layout placement (topo/fabric/layout_placement.hpp)
+    std::string nvlink_domain = "node";    // --nvlink-domain node|island|N for --layout
+    std::string model;                     // --model SPEC for --layout (layout_traffic.hpp): weighs DP against PP
     bool island_procid = false;            // --island-procid: with --rank-order=island also SLURM_PROCID = island rank
     std::string framework = "auto";        // auto | jax (JAX: isolate gives way to JAX's own device choice)
     std::string error_file = "auto";       // TORCHELASTIC_ERROR_FILE pattern (%j %r %R); auto; none

@@ -165,9 +165,10 @@ Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& r
     add_framework_env(opt, ri, rs, p.wanted);
     IslandRankOutcome ir = island_rank(opt, ri.node, ri.local_rank, task_getenv);
     apply_island_rank(p.wanted, ir.rank);
-    if (opt.island_procid && opt.rank_order == "island")
+    if (opt.island_procid && (opt.rank_order == "island" || !opt.layout.empty()))
         for (auto& v : island_procid_env(ir.rank, env_str("SLURM_PROCID"))) p.wanted.push_back(v);
     if (!ir.note.empty() && speaks(opt, ri) && (ir.rank.empty() || opt.verbose)) say("gputopo: " + ir.note);
+    if (!ir.warning.empty()) say("gputopo: " + ir.warning);
     NodeOnce node(opt.topology, ri.node, ri.host);
     p.binding = compute_binding(binding_options(opt), task_getenv, node, ranked_outside_slurm(rs));
     p.binding_mode = opt.gpu_topo.mode;

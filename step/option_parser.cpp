@@ -4,6 +4,7 @@
 
 #include "topo/core/errors.hpp"
 #include "topo/core/strings.hpp"
+#include "topo/fabric/parallel_layout.hpp"
 
 namespace gputopo::step {
 
@@ -41,6 +42,9 @@ Options parse_gpu_topo(const std::string& value, const std::string& where) {
         else if (w == "membind") o.membind = true;
         else if (w == "wholecores") o.whole_cores = true;
         else if (w == "help") o.help = true;
+        else if (w.size() > 3 && (w.compare(0, 3, "tp=") == 0 || w.compare(0, 3, "cp=") == 0 || w.compare(0, 3, "ep=") == 0 ||
+                                  w.compare(0, 3, "dp=") == 0 || w.compare(0, 3, "pp=") == 0 || w.compare(0, 6, "order=") == 0))
+            o.layout += (o.layout.empty() ? "" : ",") + w;
         else if (w.empty())
             throw ParseError("empty word in " + input + " (" + kChoices + ")");
         else {
@@ -52,6 +56,15 @@ Options parse_gpu_topo(const std::string& value, const std::string& where) {
     }
     if (o.isolate && o.share)
         throw ParseError("flags 'isolate' and 'share' exclude each other in " + input);
+    if (!o.layout.empty()) {
+        if (o.mode != Mode::Island)
+            throw ParseError("a parallel layout (" + o.layout + ") needs mode island in " + input);
+        try {
+            (void)ParallelLayout::parse(o.layout);
+        } catch (const ParseError& e) {
+            throw ParseError(std::string(e.what()) + " in " + input);
+        }
+    }
     return o;
 }
 
@@ -64,6 +77,7 @@ std::string to_string(const Options& o) {
     if (o.membind) s += ",membind";
     if (o.whole_cores) s += ",wholecores";
     if (o.help) s += ",help";
+    if (!o.layout.empty()) s += "," + o.layout;
     return s;
 }
 

@@ -17,6 +17,10 @@ struct Options {
     bool membind = false;  // strict memory binding (MPOL_BIND); default: preferred (MPOL_PREFERRED[_MANY])
     bool whole_cores = false;  // PlanRequest::whole_cores: whole cores elsewhere, not local hardware threads
     bool help = false;     // print the help text and fail
+    // island mode: a parallel layout given as words of the value
+    // ("island,tp=8,pp=4,order=tp-cp-ep-dp-pp" -> "tp=8,pp=4,order=..."), checked by
+    // ParallelLayout::parse (topo/fabric/parallel_layout.hpp); "" when none.
+    std::string layout;
 };
 
 // Throws ParseError, e.g. "unknown mode 'x' in --gpu-topo=x (expected

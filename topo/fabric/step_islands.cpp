@@ -19,31 +19,69 @@ std::string first_of(const EnvReader& env, const char* a, const char* b, std::st
                     " is set (expected Slurm to give the step's nodes and tasks per node)");
 }
 
-}  // namespace
+struct StepInputs {
+    Hostlist nodes;
+    TaskCounts counts;
+};
 
-TaskIslands task_islands(const IslandMap& map, const std::string& node_name, const Plan& plan, int task,
-                         const EnvReader& env, const Node* node) {
+StepInputs step_inputs(const EnvReader& env) {
     std::string nodes_var, counts_var;
     std::string nodelist = first_of(env, env::kSlurmStepNodelist, env::kSlurmJobNodelist, &nodes_var);
     std::string counts_text = first_of(env, env::kSlurmStepTasksPerNode, env::kSlurmTasksPerNode, &counts_var);
-    Hostlist nodes;
-    TaskCounts counts;
+    StepInputs in;
     try {
-        nodes = Hostlist::parse(nodelist);
+        in.nodes = Hostlist::parse(nodelist);
     } catch (const ParseError& e) {
         throw ParseError(nodes_var + ": " + e.what());
     }
     try {
-        counts = TaskCounts::parse(counts_text);
+        in.counts = TaskCounts::parse(counts_text);
     } catch (const ParseError& e) {
         throw ParseError(counts_var + ": " + e.what());
     }
+    return in;
+}
+
+uint32_t task_position(const Plan& plan, int task) {
     std::vector<uint32_t> positions = local_positions(plan);
     if (task < 0 || static_cast<size_t>(task) >= positions.size())
         throw PlanError("task " + std::to_string(task) + " is not in this node's plan");
+    return positions[static_cast<size_t>(task)];
+}
+
+}  // namespace
+
+TaskLayoutRank task_layout_rank(const IslandMap& map, const std::string& node_name, const Plan& plan, int task,
+                                const EnvReader& env, const ParallelLayout& layout, const FabricShape& shape,
+                                const ModelShape* model) {
+    StepInputs in = step_inputs(env);
+    const uint32_t position = task_position(plan, task);
+    std::optional<uint64_t> me = in.nodes.index_of(node_name);
+    if (!me)
+        throw PlanError("node '" + node_name + "' is not in the step's node list" +
+                        (in.nodes.count() <= 64 ? " '" + in.nodes.ranged() + "'" : std::string()));
+    std::optional<EdgeBytes> weights;
+    if (model) {
+        ParallelLayout resolved = layout;
+        resolved.resolve(in.counts.tasks());
+        weights = edge_bytes(*model, resolved);
+    }
+    LayoutPlacement p = place_layout(in.nodes, in.counts, map, shape, layout, weights ? &*weights : nullptr);
+    TaskLayoutRank out;
+    out.rank = p.rank(*me, position);
+    out.world = p.world();
+    out.layout = p.layout().str();
+    if (out.rank == 0) out.straddling = straddle_summary(p);
+    return out;
+}
+
+TaskIslands task_islands(const IslandMap& map, const std::string& node_name, const Plan& plan, int task,
+                         const EnvReader& env, const Node* node) {
+    StepInputs in = step_inputs(env);
+    const uint32_t position = task_position(plan, task);
 
     TaskIslands out;
-    out.placement = place_task(nodes, counts, map, node_name, positions[static_cast<size_t>(task)]);
+    out.placement = place_task(in.nodes, in.counts, map, node_name, position);
     const IslandPlacement& p = out.placement;
     for (auto& [name, value] : island_env(p)) out.set.push_back(EnvVar{name, value, false});
 

@@ -15,6 +15,8 @@
 #include "topo/fabric/island_map.hpp"
 #include "topo/core/model.hpp"
 #include "topo/plan/planner.hpp"
+#include "topo/fabric/layout_placement.hpp"
+#include "topo/fabric/layout_traffic.hpp"
 #include "topo/fabric/rank_order.hpp"
 #include "topo/plan/task_env.hpp"
 
@@ -35,5 +37,22 @@ struct TaskIslands {
 // naming the variable or input that is wrong.
 TaskIslands task_islands(const IslandMap& map, const std::string& node_name, const Plan& plan, int task,
                          const EnvReader& env, const Node* node = nullptr);
+
+// The RANK of local task `task` of `node_name` under a parallel layout
+// (topo/fabric/layout_placement.hpp), from the same Slurm variables as
+// task_islands() and the intra-node order of `plan`: the call the plugin and
+// the launcher make for --gpu-topo=island,layout=... / --layout. Throws
+// ParseError/PlanError naming the variable or input that is wrong.
+struct TaskLayoutRank {
+    uint64_t rank = 0;
+    uint64_t world = 0;
+    std::string layout;  // the resolved layout, ParallelLayout::str()
+    std::string straddling;  // for the task of rank 0 only (once per step): straddle_summary(), "" when none
+};
+// `model` (optional): the bytes that choose between stages island by island
+// and whole pipelines together (place_layout's weights).
+TaskLayoutRank task_layout_rank(const IslandMap& map, const std::string& node_name, const Plan& plan, int task,
+                                const EnvReader& env, const ParallelLayout& layout, const FabricShape& shape,
+                                const ModelShape* model = nullptr);
 
 }  // namespace gputopo

@@ -1,0 +1,705 @@
+// Parallel layouts and their placement: the spec parser, the rank formula,
+// and, on the shipped Slurm topology fixtures, that every group the
+// framework's formula builds (computed here independently, the way
+// Megatron-LM's RankGenerator does) lands where the placement says.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "launcher/island_rank.hpp"
+#include "launcher/options.hpp"
+#include "step/option_parser.hpp"
+#include "tests/unit/cli_runner.hpp"
+#include "tests/unit/fixtures.hpp"
+#include "tests/unit/json_parse.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/fabric/island_sources.hpp"
+#include "topo/fabric/layout_placement.hpp"
+#include "topo/fabric/layout_traffic.hpp"
+
+using namespace gputopo;
+
+namespace {
+
+IslandMap slurm_topology(const std::string& name) {
+    IslandMap m;
+    read_slurm_topology(gputopo_test::topology("slurm/" + name), m);
+    m.seal();
+    return m;
+}
+
+IslandMap conf_islands(const std::string& conf) {
+    IslandMap m;
+    parse_island_conf(conf, "test.conf", m, nullptr);
+    m.seal();
+    return m;
+}
+
+// Megatron's groups, written independently: sizes and order as strings;
+// rank digits innermost first. Returns, per dimension name, the groups (each
+// the ranks in coordinate order).
+std::map<std::string, std::vector<std::vector<uint64_t>>> megatron_groups(
+    const std::map<std::string, uint64_t>& sizes, const std::vector<std::string>& order) {
+    uint64_t world = 1;
+    for (const std::string& d : order) world *= sizes.at(d);
+    std::map<std::string, std::vector<std::vector<uint64_t>>> out;
+    for (const std::string& dim : order) {
+        if (sizes.at(dim) <= 1) continue;
+        std::map<std::vector<uint64_t>, std::vector<std::pair<uint64_t, uint64_t>>> by_key;
+        for (uint64_t r = 0; r < world; ++r) {
+            std::vector<uint64_t> key;
+            uint64_t x = r, mine = 0;
+            for (const std::string& d : order) {
+                uint64_t c = x % sizes.at(d);
+                x /= sizes.at(d);
+                if (d == dim)
+                    mine = c;
+                else
+                    key.push_back(c);
+            }
+            by_key[key].push_back({mine, r});
+        }
+        for (auto& [key, members] : by_key) {
+            std::sort(members.begin(), members.end());
+            std::vector<uint64_t> g;
+            for (auto& m : members) g.push_back(m.second);
+            out[dim].push_back(g);
+        }
+    }
+    return out;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> out;
+    size_t p = 0;
+    while (true) {
+        size_t q = s.find(sep, p);
+        out.push_back(s.substr(p, q == std::string::npos ? std::string::npos : q - p));
+        if (q == std::string::npos) break;
+        p = q + 1;
+    }
+    return out;
+}
+
+struct Where {
+    std::string node;
+    uint32_t local;
+};
+
+// Checks one placement against the independent group formula.
+// Returns the number of straddling groups found per inner dimension.
+void check_placement(const Hostlist& nodes, const TaskCounts& counts, const IslandMap& map, const FabricShape& shape,
+                     const std::string& layout_text) {
+    INFO("layout " << layout_text << " on " << nodes.ranged());
+    ParallelLayout layout = ParallelLayout::parse(layout_text);
+    LayoutPlacement p = place_layout(nodes, counts, map, shape, layout);
+    const ParallelLayout& l = p.layout();
+    const uint64_t world = counts.tasks();
+    REQUIRE(p.world() == world);
+
+    // Each task's rank, computed as each task computes it (alone), and the
+    // rank -> (node, position) table built from them: a bijection.
+    std::vector<Where> at(world);
+    std::vector<bool> seen(world, false);
+    std::vector<std::string> names = nodes.expand();
+    for (uint64_t j = 0; j < names.size(); ++j)
+        for (uint32_t t = 0; t < counts.at(j); ++t) {
+            uint64_t r = layout_rank(nodes, counts, map, shape, layout, names[j], t);
+            REQUIRE(r == p.rank(j, t));
+            REQUIRE(r < world);
+            REQUIRE_FALSE(seen[r]);
+            seen[r] = true;
+            at[r] = {names[j], t};
+        }
+
+    // NVLink domain of a task, from the fixture's island map and the shape alone.
+    auto domain = [&](const Where& w) {
+        if (shape.islands_are_nvlink) {
+            size_t k = map.find(w.node);
+            return k == IslandMap::npos ? "node:" + w.node : "island:" + map.island(k).name;
+        }
+        uint32_t nd = shape.nvlink_gpus ? shape.nvlink_gpus : counts.at(*nodes.index_of(w.node));
+        return w.node + "/" + std::to_string(w.local / nd);
+    };
+    auto island = [&](const Where& w) {
+        size_t k = map.find(w.node);
+        return k == IslandMap::npos ? "node:" + w.node : "island:" + map.island(k).name;
+    };
+
+    std::map<std::string, uint64_t> sizes;
+    for (ParDim d : {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::DP, ParDim::PP}) sizes[par_dim_name(d)] = l.size(d);
+    auto groups = megatron_groups(sizes, split(l.order_str(), '-'));
+
+    std::vector<GroupSpread> spread = group_spread(p, 1000000);
+    for (const GroupSpread& g : spread) {
+        const std::string dim = par_dim_name(g.dim);
+        INFO("dimension " << dim);
+        const auto& mine = groups.at(dim);
+        REQUIRE(mine.size() == g.groups);
+        uint64_t straddling = 0, spans = 0;
+        std::set<uint64_t> firsts;
+        for (const auto& grp : mine) {
+            std::set<std::string> doms, isls;
+            for (uint64_t r : grp) {
+                doms.insert(domain(at[r]));
+                isls.insert(island(at[r]));
+            }
+            bool inner = g.dim == ParDim::TP || g.dim == ParDim::CP || g.dim == ParDim::EP;
+            bool straddles = inner ? doms.size() > 1 : isls.size() > 1;
+            if (straddles) {
+                ++straddling;
+                firsts.insert(grp[0]);
+            }
+            spans += isls.size();
+        }
+        CHECK(straddling == g.straddling);
+        CHECK(spans == g.island_spans);
+        CHECK(std::set<uint64_t>(g.examples.begin(), g.examples.end()) == firsts);
+    }
+
+    // Where the allocation allows it (every NVLink domain holds whole blocks
+    // of tp, tp*cp, tp*cp*ep), no inner group straddles.
+    std::map<std::string, uint64_t> domain_gpus;
+    for (uint64_t j = 0; j < names.size(); ++j)
+        for (uint32_t t = 0; t < counts.at(j); ++t) ++domain_gpus[domain({names[j], t})];
+    uint64_t block = 1;
+    for (ParDim d : {ParDim::TP, ParDim::CP, ParDim::EP}) {
+        block *= l.size(d);
+        if (l.size(d) <= 1) continue;
+        bool fits = true;
+        for (auto& [name, gpus] : domain_gpus) fits = fits && gpus % block == 0;
+        if (!fits) continue;
+        for (const GroupSpread& g : spread)
+            if (g.dim == d) CHECK(g.straddling == 0);
+    }
+
+    // The physical placement does not depend on the stated order: the same
+    // coordinates land on the same task under the other order.
+    std::string other = l.order_str() == "tp-cp-ep-dp-pp" ? "tp-cp-ep-pp-dp" : "tp-cp-ep-dp-pp";
+    ParallelLayout l2 = ParallelLayout::parse(layout_text.substr(0, layout_text.find(",order=")) + ",order=" + other);
+    LayoutPlacement p2 = place_layout(nodes, counts, map, shape, l2);
+    for (uint64_t j = 0; j < names.size(); ++j)
+        for (uint32_t t = 0; t < counts.at(j); ++t) REQUIRE(l.coords_of(p.rank(j, t)) == p2.layout().coords_of(p2.rank(j, t)));
+}
+
+}  // namespace
+
+TEST_CASE("layout spec: sizes, inferred dp, order", "[layout]") {
+    ParallelLayout l = ParallelLayout::parse("tp=8,pp=4");
+    CHECK(l.size(ParDim::TP) == 8);
+    CHECK(l.size(ParDim::PP) == 4);
+    CHECK(l.size(ParDim::CP) == 1);
+    CHECK_FALSE(l.dp_given());
+    CHECK(l.order_str() == "tp-cp-ep-dp-pp");
+    l.resolve(1152);
+    CHECK(l.size(ParDim::DP) == 36);
+    CHECK(l.str() == "tp=8,cp=1,ep=1,dp=36,pp=4,order=tp-cp-ep-dp-pp");
+
+    ParallelLayout o = ParallelLayout::parse("pp=2,tp=2,order=tp-pp-dp");
+    CHECK(o.order_str() == "tp-pp-dp-cp-ep");
+    o.resolve(8);
+    // rank = tp + 2 * (pp + 2 * dp)
+    for (uint64_t r = 0; r < 8; ++r) {
+        ParCoords c = o.coords_of(r);
+        CHECK(c[0] + 2 * (c[4] + 2 * c[3]) == r);
+        CHECK(o.rank_of(c) == r);
+    }
+    CHECK(o.stride(ParDim::PP) == 2);
+    CHECK(o.stride(ParDim::DP) == 4);
+}
+
+TEST_CASE("layout spec: errors name the text and what was expected", "[layout]") {
+    auto msg = [](const std::string& t) {
+        try {
+            ParallelLayout::parse(t);
+        } catch (const ParseError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK_THAT(msg(""), Catch::Contains("empty"));
+    CHECK_THAT(msg("tp=0"), Catch::Contains("tp=0 is not a size from 1 to"));
+    CHECK_THAT(msg("tp=x"), Catch::Contains("not a number"));
+    CHECK_THAT(msg("tp=8,tp=4"), Catch::Contains("tp given twice"));
+    CHECK_THAT(msg("tp=8,zp=2"), Catch::Contains("unknown key 'zp'"));
+    CHECK_THAT(msg("tp8"), Catch::Contains("'tp8' is not KEY=VALUE"));
+    CHECK_THAT(msg("tp=99999999"), Catch::Contains("not a size"));
+    CHECK_THAT(msg("tp=8,pp=2,order=tp-dp"), Catch::Contains("leaves out pp"));
+    CHECK_THAT(msg("tp=8,order=tp-pp"), Catch::Contains("leaves out dp"));
+    CHECK_THAT(msg("tp=8,order=tp-tp-dp"), Catch::Contains("names tp twice"));
+    CHECK_THAT(msg("tp=8,order=tp-xx-dp"), Catch::Contains("'xx' is not tp, cp, ep, dp or pp"));
+    CHECK_THAT(msg("tp=8"), Catch::Contains("no error"));
+    CHECK_THAT(msg("tp=8"), !Catch::Contains("expected"));
+    CHECK_THAT(msg("tp=8,foo"), Catch::Contains("expected e.g. 'tp=8,pp=4'"));
+
+    ParallelLayout l = ParallelLayout::parse("tp=8,pp=3");
+    CHECK_THROWS_WITH(l.resolve(100), Catch::Contains("100 tasks are not a multiple of tp*cp*ep*pp = 24"));
+    ParallelLayout d = ParallelLayout::parse("tp=8,dp=2");
+    CHECK_THROWS_WITH(d.resolve(24), Catch::Contains("tp*cp*ep*dp*pp = 16 but the step has 24 tasks"));
+    ParallelLayout big = ParallelLayout::parse("tp=1048576,pp=1048576");
+    CHECK_THROWS_AS(big.resolve(8), PlanError);
+}
+
+TEST_CASE("layout placement: groups on the NVL72 block fixture (racks are NVLink domains)", "[layout][fixture]") {
+    IslandMap map = slurm_topology("azure-cyclecloud_gb200-nvl72_4blocks-x18_block-topology.conf");
+    FabricShape rack;
+    rack.islands_are_nvlink = true;
+    // Every rack whole, and partial allocations where racks hold odd tray counts.
+    for (const char* list : {"hpcbench-hpc-[1-72]", "hpcbench-hpc-[1-40]", "hpcbench-hpc-[3-37]",
+                             "hpcbench-hpc-[1-9,20-30,41-60]"}) {
+        Hostlist nodes = Hostlist::parse(list);
+        TaskCounts counts = TaskCounts::uniform(nodes.count(), 4);
+        for (const char* layout : {"tp=8,pp=4", "tp=8,pp=4,order=tp-pp-dp", "tp=4,cp=2,pp=2", "tp=2,ep=8",
+                                   "tp=4", "tp=2,pp=2,ep=2,order=tp-ep-pp-dp-cp"}) {
+            uint64_t inner = 1;
+            ParallelLayout probe = ParallelLayout::parse(layout);
+            for (ParDim d : {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::PP}) inner *= probe.size(d);
+            if (counts.tasks() % inner) continue;
+            check_placement(nodes, counts, map, rack, layout);
+        }
+    }
+}
+
+TEST_CASE("layout placement: groups on the IB tree fixture (NVLink inside nodes only)", "[layout][fixture]") {
+    IslandMap map = slurm_topology("azure-cyclecloud_ib-tree_hostnames_topology.conf");
+    Hostlist nodes = Hostlist::parse("hpcbench-hpc-[1,35-49]");
+    for (uint32_t gpn : {8u, 4u}) {
+        TaskCounts counts = TaskCounts::uniform(nodes.count(), gpn);
+        for (const char* layout : {"tp=8,pp=4", "tp=4,pp=2,order=tp-pp-dp", "tp=2,cp=2", "tp=4,ep=4", "tp=16",
+                                   "pp=16"}) {
+            ParallelLayout probe = ParallelLayout::parse(layout);
+            uint64_t inner = 1;
+            for (ParDim d : {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::PP}) inner *= probe.size(d);
+            if (counts.tasks() % inner) continue;
+            check_placement(nodes, counts, map, FabricShape{}, layout);
+        }
+    }
+    // Two 4-GPU NVLink domains per 8-GPU node.
+    FabricShape halves;
+    halves.nvlink_gpus = 4;
+    check_placement(nodes, TaskCounts::uniform(nodes.count(), 8), map, halves, "tp=4,cp=2,pp=2");
+    // Uneven tasks per node and nodes no island names.
+    Hostlist mixed = Hostlist::parse("hpcbench-hpc-[36-44],other[1-3]");
+    check_placement(mixed, TaskCounts::parse("8(x6),4(x2),6,2,8(x2)"), map, FabricShape{}, "tp=4,pp=2");
+}
+
+TEST_CASE("layout placement: TP groups whole where the island order splits them", "[layout]") {
+    // Racks of 5 trays (20 GPUs): island order puts TP=8 groups across racks.
+    std::string conf;
+    for (int k = 0; k < 4; ++k) {
+        conf += "Island=rack" + std::to_string(k) + " Nodes=";
+        for (int t = 0; t < 5; ++t) conf += (t ? "," : "") + std::string("n") + std::to_string(k + 4 * t);
+        conf += "\n";
+    }
+    IslandMap map = conf_islands(conf);
+    Hostlist nodes = Hostlist::parse("n[0-19]");
+    TaskCounts counts = TaskCounts::uniform(20, 4);
+    FabricShape rack;
+    rack.islands_are_nvlink = true;
+    LayoutPlacement p = place_layout(nodes, counts, map, rack, ParallelLayout::parse("tp=8,pp=2"));
+    std::vector<GroupSpread> s = group_spread(p);
+    REQUIRE(s[0].dim == ParDim::TP);
+    // 80 GPUs, 10 TP groups; each rack holds 2 whole ones and 4 GPUs: 2 groups must straddle.
+    CHECK(s[0].straddling == 2);
+    CHECK_THAT(s[0].why, Catch::Contains("do not divide"));
+    check_placement(nodes, counts, map, rack, "tp=8,pp=2");
+}
+
+TEST_CASE("layout placement: DP stages in one island where they fit, then island after island", "[layout]") {
+    // 4 islands of 6 nodes, 8 GPUs; tp=8 pp=4 dp=6: each stage is one island.
+    std::string conf;
+    for (int k = 0; k < 4; ++k) conf += "Island=leaf" + std::to_string(k) + " Nodes=n[" + std::to_string(k * 6) + "-" + std::to_string(k * 6 + 5) + "]\n";
+    IslandMap map = conf_islands(conf);
+    // Slurm's node order interleaves the islands.
+    std::vector<std::string> names;
+    for (int i = 0; i < 24; ++i) names.push_back("n" + std::to_string((i % 4) * 6 + i / 4));
+    Hostlist nodes = Hostlist::from_names(names);
+    TaskCounts counts = TaskCounts::uniform(24, 8);
+    LayoutPlacement p = place_layout(nodes, counts, map, FabricShape{}, ParallelLayout::parse("tp=8,pp=4"));
+    for (const GroupSpread& g : group_spread(p)) {
+        if (g.dim == ParDim::DP) {
+            CHECK(g.straddling == 0);
+            CHECK(g.max_islands == 1);
+        }
+        if (g.dim == ParDim::TP) CHECK(g.straddling == 0);
+    }
+    check_placement(nodes, counts, map, FabricShape{}, "tp=8,pp=4");
+    // Ties toward Slurm's order: the first island (of the first node) gets stage 0, the first node rank 0.
+    CHECK(p.rank(0, 0) == 0);
+}
+
+TEST_CASE("layout placement: limits and errors", "[layout]") {
+    IslandMap map;
+    Hostlist nodes = Hostlist::parse("n[1-4]");
+    CHECK_THROWS_WITH(place_layout(nodes, TaskCounts::uniform(3, 8), map, FabricShape{}, ParallelLayout::parse("tp=8")),
+                      Catch::Contains("4 nodes but the tasks per node cover 3"));
+    CHECK_THROWS_WITH(place_layout(nodes, TaskCounts::uniform(4, 8), map, FabricShape{}, ParallelLayout::parse("tp=8,pp=3")),
+                      Catch::Contains("not a multiple of tp*cp*ep*pp = 24"));
+    Hostlist many = Hostlist::parse("n[1-600000]");
+    CHECK_THROWS_WITH(place_layout(many, TaskCounts::uniform(600000, 8), map, FabricShape{}, ParallelLayout::parse("tp=8")),
+                      Catch::Contains("more than the 4194304"));
+    CHECK_THROWS_WITH(layout_rank(nodes, TaskCounts::uniform(4, 8), map, FabricShape{}, ParallelLayout::parse("tp=8"), "x1", 0),
+                      Catch::Contains("'x1' is not in the step's node list"));
+    LayoutPlacement p = place_layout(nodes, TaskCounts::uniform(4, 8), map, FabricShape{}, ParallelLayout::parse("tp=8"));
+    CHECK_THROWS_AS(p.rank(0, 8), PlanError);
+    CHECK_THROWS_AS(p.rank(4, 0), PlanError);
+    // Unknown nodes are islands of their own, in node-list order: with tp=8 the placement is Slurm's.
+    for (uint64_t j = 0; j < 4; ++j)
+        for (uint32_t t = 0; t < 8; ++t) CHECK(p.rank(j, t) == j * 8 + t);
+}
+
+TEST_CASE("layout traffic: crossing bytes against a brute-force count, bound below every placement", "[layout]") {
+    ModelShape m = parse_model_shape("params=7B,layers=32,hidden=4096,seq=4096,micro-batch=1,micro-batches=8,top-k=2");
+    CHECK(m.params == 7e9);
+    CHECK_THROWS_WITH(parse_model_shape("params=7B,layerz=3"), Catch::Contains("unknown key 'layerz'"));
+    CHECK_THROWS_WITH(parse_model_shape("layers=3"), Catch::Contains("params is missing"));
+    CHECK_THROWS_WITH(parse_model_shape("params=0"), Catch::Contains("not from 1"));
+
+    IslandMap map = slurm_topology("azure-cyclecloud_gb200-nvl72_4blocks-x18_block-topology.conf");
+    FabricShape rack;
+    rack.islands_are_nvlink = true;
+    Hostlist nodes = Hostlist::parse("hpcbench-hpc-[3-34]");
+    TaskCounts counts = TaskCounts::uniform(nodes.count(), 4);
+    for (const char* text : {"tp=8,pp=4", "tp=4,cp=2,pp=2,order=tp-cp-ep-pp-dp", "tp=2,ep=4,pp=2"}) {
+        INFO(text);
+        LayoutPlacement p = place_layout(nodes, counts, map, rack, ParallelLayout::parse(text));
+        const ParallelLayout& l = p.layout();
+        EdgeBytes e = edge_bytes(m, l);
+        std::vector<uint32_t> isl = p.island_of_rank();
+        CrossBytes c = crossing_bytes(l, isl, e);
+
+        // Brute force: walk the independent groups.
+        std::map<std::string, uint64_t> sizes;
+        for (ParDim d : {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::DP, ParDim::PP}) sizes[par_dim_name(d)] = l.size(d);
+        auto groups = megatron_groups(sizes, split(l.order_str(), '-'));
+        std::map<std::string, double> want;
+        for (auto& [dim, gs] : groups)
+            for (auto& g : gs) {
+                if (dim == "ep") {
+                    for (size_t a = 0; a < g.size(); ++a)
+                        for (size_t b = a + 1; b < g.size(); ++b) want[dim] += isl[g[a]] != isl[g[b]] ? e.ep_pair : 0;
+                } else if (dim == "pp") {
+                    for (size_t k = 0; k + 1 < g.size(); ++k) want[dim] += isl[g[k]] != isl[g[k + 1]] ? e.pp : 0;
+                } else {
+                    double per = dim == "tp" ? e.tp : dim == "cp" ? e.cp : e.dp;
+                    for (size_t k = 0; k < g.size(); ++k) want[dim] += isl[g[k]] != isl[g[(k + 1) % g.size()]] ? per : 0;
+                }
+            }
+        CHECK(c.tp == Approx(want["tp"]));
+        CHECK(c.cp == Approx(want["cp"]));
+        CHECK(c.ep == Approx(want["ep"]));
+        CHECK(c.pp == Approx(want["pp"]));
+        CHECK(c.dp == Approx(want["dp"]));
+        std::vector<double> egress = island_egress(l, isl, e, p.num_islands());
+        double sum = 0;
+        for (double x : egress) sum += x;
+        CHECK(sum == Approx(2 * c.total()));
+
+        // The bound is below the placement's bytes and below Slurm's order
+        // (both keep TP groups in islands here or straddle more).
+        std::vector<uint64_t> gpus(p.num_islands(), 0);
+        for (uint64_t j = 0; j < p.nodes(); ++j) gpus[p.island_of_node(j)] += p.tasks_on(j);
+        BoundBytes b = lower_bound_bytes(l, gpus, e);
+        CHECK(b.total() <= c.total() * (1 + 1e-9));
+        // 128 GPUs in racks of at most 72: some DP or PP traffic must cross.
+        if (std::string(text) == "tp=8,pp=4") CHECK(b.total() > 0);
+    }
+}
+
+TEST_CASE("layout traffic: the bound is below random placements that keep TP groups in islands", "[layout]") {
+    // Islands of uneven size (in TP groups); every TP group (the T ranks of one
+    // cp/ep/dp/pp tuple) goes whole to a random island slot.
+    ModelShape m = parse_model_shape("params=20B,layers=24,hidden=4096,seq=8192,micro-batch=1,micro-batches=8,top-k=2");
+    std::mt19937 rng(7);
+    for (const char* text : {"tp=2,pp=4,dp=12", "tp=2,ep=4,pp=2,dp=6", "tp=2,cp=2,pp=3,dp=8", "tp=1,ep=8,dp=6",
+                             "tp=4,cp=2,ep=2,pp=2,dp=3", "tp=2,pp=2,dp=24"}) {
+        INFO(text);
+        ParallelLayout l = ParallelLayout::parse(text);
+        uint64_t world = 1;
+        for (ParDim d : {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::DP, ParDim::PP}) world *= l.size(d);
+        l.resolve(world);
+        const uint64_t T = l.size(ParDim::TP), groups = world / T;
+        EdgeBytes e = edge_bytes(m, l);
+        for (int trial = 0; trial < 60; ++trial) {
+            // Random island sizes (in TP groups) summing to `groups`.
+            std::vector<uint64_t> sizes;
+            uint64_t left = groups;
+            while (left > 0) {
+                uint64_t s = std::min<uint64_t>(left, 1 + rng() % std::max<uint64_t>(1, groups / 3));
+                sizes.push_back(s);
+                left -= s;
+            }
+            std::vector<uint32_t> slot_island;
+            for (size_t i = 0; i < sizes.size(); ++i) slot_island.insert(slot_island.end(), sizes[i], uint32_t(i));
+            std::shuffle(slot_island.begin(), slot_island.end(), rng);
+            // TP group of rank r: r with its tp coordinate zeroed.
+            std::vector<uint32_t> isl(world);
+            std::map<uint64_t, uint32_t> group_island;
+            size_t next = 0;
+            for (uint64_t r = 0; r < world; ++r) {
+                ParCoords c = l.coords_of(r);
+                c[static_cast<size_t>(ParDim::TP)] = 0;
+                uint64_t key = l.rank_of(c);
+                auto it = group_island.find(key);
+                if (it == group_island.end()) it = group_island.emplace(key, slot_island[next++]).first;
+                isl[r] = it->second;
+            }
+            std::vector<uint64_t> gpus;
+            for (uint64_t s : sizes) gpus.push_back(s * T);
+            BoundBytes b = lower_bound_bytes(l, gpus, e);
+            CrossBytes c = crossing_bytes(l, isl, e);
+            REQUIRE(b.total() <= c.total() * (1 + 1e-9) + 1e-6);
+        }
+    }
+}
+
+TEST_CASE("layout: gputopo ranks --layout prints what the library places", "[layout][cli]") {
+    const std::string cli = gputopo_test::cli_or_skip();
+    if (cli.empty()) return;
+    const std::string topo =
+        gputopo_test::topology("slurm/azure-cyclecloud_gb200-nvl72_4blocks-x18_block-topology.conf");
+    gputopo_test::CliResult r =
+        gputopo_test::run_cli(cli, {"ranks", "--nodes", "hpcbench-hpc-[3-22]", "--tasks-per-node", "4", "--topology-conf",
+                                    topo, "--layout", "tp=8,pp=2", "--nvlink-domain", "island", "--model",
+                                    "params=70B,layers=80,hidden=8192,seq=4096,micro-batch=1,micro-batches=16",
+                                    "--format", "json"});
+    REQUIRE(r.rc == 0);
+    gputopo_test::JsonValue v = gputopo_test::JsonParser::parse(r.out);
+    IslandMap map = slurm_topology("azure-cyclecloud_gb200-nvl72_4blocks-x18_block-topology.conf");
+    Hostlist nodes = Hostlist::parse("hpcbench-hpc-[3-22]");
+    TaskCounts counts = TaskCounts::uniform(20, 4);
+    FabricShape rack;
+    rack.islands_are_nvlink = true;
+    LayoutPlacement p = place_layout(nodes, counts, map, rack, ParallelLayout::parse("tp=8,pp=2"));
+    CHECK(v["layout"].str == p.layout().str());
+    REQUIRE(v["nodes"].arr.size() == 20);
+    for (uint64_t j = 0; j < 20; ++j) {
+        CHECK(v["nodes"][j]["node"].str == nodes.nth(j));
+        for (uint32_t t = 0; t < 4; ++t) CHECK(uint64_t(v["nodes"][j]["ranks"][t].num) == p.rank(j, t));
+    }
+    std::vector<GroupSpread> s = group_spread(p);
+    REQUIRE(v["groups"].arr.size() == s.size());
+    CHECK(uint64_t(v["groups"][0]["straddling"].num) == s[0].straddling);
+    CHECK(v["bytes_per_step"]["total"].num > 0);
+    CHECK(v["bytes_per_step"]["lower_bound"].num <= v["bytes_per_step"]["total"].num);
+
+    gputopo_test::CliResult bad = gputopo_test::run_cli(cli, {"ranks", "--nodes", "n[1-3]", "--tasks-per-node", "8", "--layout", "tp=8,pp=2"});
+    CHECK(bad.rc == 2);
+    CHECK(bad.err.find("--layout: parallel layout") != std::string::npos);
+    CHECK(bad.err.find("not a multiple of tp*cp*ep*pp = 16") != std::string::npos);
+    gputopo_test::CliResult orphan = gputopo_test::run_cli(cli, {"ranks", "--nodes", "n[1-3]", "--model", "params=1B"});
+    CHECK(orphan.rc == 2);
+    CHECK(orphan.err.find("--model needs --layout") != std::string::npos);
+    gputopo_test::CliResult table = gputopo_test::run_cli(
+        cli, {"ranks", "--nodes", "n[1-4]", "--tasks-per-node", "8", "--layout", "tp=8,pp=2,order=tp-pp-dp"});
+    REQUIRE(table.rc == 0);
+    CHECK(table.out.find("STRADDLING") != std::string::npos);  // the groups table's header
+}
+
+TEST_CASE("layout: gputopo-launch --layout sets RANK from the placement; --gpu-topo=island,tp=.. is checked",
+          "[layout][launcher]") {
+    using namespace gputopo::launch;
+    auto env_of = [](std::map<std::string, std::string> vars) {
+        return [vars](const std::string& k) -> std::optional<std::string> {
+            auto it = vars.find(k);
+            if (it == vars.end()) return std::nullopt;
+            return it->second;
+        };
+    };
+    char path[] = "/tmp/gputopo-layout-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    // Slurm's order interleaves two leaf switches.
+    std::string conf = "Island=leafA Nodes=n[1,3]\nIsland=leafB Nodes=n[2,4]\n";
+    REQUIRE(write(fd, conf.data(), conf.size()) == static_cast<ssize_t>(conf.size()));
+    close(fd);
+    auto no_env = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+    auto parse_args = [&](std::vector<std::string> words) {
+        std::vector<const char*> argv{"gputopo-launch"};
+        for (const std::string& w : words) argv.push_back(w.c_str());
+        return parse_options(static_cast<int>(argv.size()), argv.data(), no_env);
+    };
+    Options opt = parse_args({std::string("--layout=tp=2,pp=2"), std::string("--islands=") + path, "--", "true"});
+    std::map<std::string, std::string> vars{{"SLURM_STEP_NODELIST", "n[1-4]"}, {"SLURM_STEP_TASKS_PER_NODE", "2(x4)"},
+                                            {"SLURM_CONF", "/nonexistent/slurm.conf"}};
+    IslandMap map = load_islands(path);
+    Hostlist nodes = Hostlist::parse("n[1-4]");
+    LayoutPlacement p = place_layout(nodes, TaskCounts::uniform(4, 2), map, FabricShape{}, ParallelLayout::parse("tp=2,pp=2"));
+    std::set<std::string> ranks;
+    for (uint64_t j = 0; j < 4; ++j)
+        for (int t = 0; t < 2; ++t) {
+            IslandRankOutcome r = island_rank(opt, nodes.nth(j), t, env_of(vars));
+            CHECK(r.rank == std::to_string(p.rank(j, uint32_t(t))));
+            ranks.insert(r.rank);
+        }
+    CHECK(ranks.size() == 8);
+    // Nothing straddles here: no warning from any task.
+    for (uint64_t j = 0; j < 4; ++j) CHECK(island_rank(opt, nodes.nth(j), 0, env_of(vars)).warning.empty());
+    // tp=4 on 2-GPU nodes (no NVLink between nodes): every TP group straddles; only rank 0 says so.
+    Options wide = parse_args({std::string("--layout=tp=4"), std::string("--islands=") + path, "--", "true"});
+    int warned = 0;
+    for (uint64_t j = 0; j < 4; ++j)
+        for (int t = 0; t < 2; ++t) {
+            IslandRankOutcome r = island_rank(wide, nodes.nth(j), t, env_of(vars));
+            if (!r.warning.empty()) {
+                ++warned;
+                CHECK(r.rank == "0");
+                CHECK_THAT(r.warning, Catch::Contains("tp groups straddle NVLink domains: 2 of 2"));
+                CHECK_THAT(r.warning, Catch::Contains("larger than one NVLink domain"));
+            }
+        }
+    CHECK(warned == 1);
+    // Each DP group (dp=2: ranks differing by 2 in the default order) sits in one leaf.
+    for (uint64_t r = 0; r < 8; ++r) {
+        auto a = p.slot_of(r), b = p.slot_of(r ^ 2);
+        CHECK(map.find(nodes.nth(a.first)) == map.find(nodes.nth(b.first)));
+    }
+    // Not placeable: RANK stays, with the reason.
+    vars["SLURM_STEP_TASKS_PER_NODE"] = "3(x3),2";
+    IslandRankOutcome bad = island_rank(opt, "n1", 0, env_of(vars));
+    CHECK(bad.rank.empty());
+    INFO(bad.note);
+    CHECK(bad.note.find("not a multiple of tp*cp*ep*pp = 4") != std::string::npos);
+    unlink(path);
+    CHECK_THROWS_WITH(parse_args({std::string("--layout=tp=0"), "--", "true"}), Catch::Contains("tp=0 is not a size"));
+    CHECK_THROWS_WITH(parse_args({std::string("--nvlink-domain=rack"), "--", "true"}), Catch::Contains("node, island or a GPU count"));
+
+    step::Options o = step::parse_gpu_topo("island,tp=8,pp=4,verbose");
+    CHECK(o.layout == "tp=8,pp=4");
+    CHECK(o.verbose);
+    CHECK(step::to_string(o) == "island,verbose,tp=8,pp=4");
+    CHECK_THROWS_WITH(step::parse_gpu_topo("closest,tp=8"), Catch::Contains("needs mode island"));
+    CHECK_THROWS_WITH(step::parse_gpu_topo("island,tp=8,tp=2"), Catch::Contains("tp given twice"));
+}
+
+namespace {
+
+// Lua 5.1 through dlopen (no headers needed): runs `code` and returns the
+// string it returns, or "lua: ..." on an error; "" when liblua5.1 is absent.
+std::string run_lua(const std::string& code) {
+    void* h = dlopen("liblua5.1.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return "";
+    using State = void;
+    auto newstate = reinterpret_cast<State* (*)()>(dlsym(h, "luaL_newstate"));
+    auto openlibs = reinterpret_cast<void (*)(State*)>(dlsym(h, "luaL_openlibs"));
+    auto loadstring = reinterpret_cast<int (*)(State*, const char*)>(dlsym(h, "luaL_loadstring"));
+    auto pcall = reinterpret_cast<int (*)(State*, int, int, int)>(dlsym(h, "lua_pcall"));
+    auto tolstring = reinterpret_cast<const char* (*)(State*, int, size_t*)>(dlsym(h, "lua_tolstring"));
+    auto close_state = reinterpret_cast<void (*)(State*)>(dlsym(h, "lua_close"));
+    if (!newstate || !openlibs || !loadstring || !pcall || !tolstring || !close_state) return "";
+    State* L = newstate();
+    openlibs(L);
+    std::string out;
+    if (loadstring(L, code.c_str()) != 0 || pcall(L, 0, 1, 0) != 0) {
+        const char* e = tolstring(L, -1, nullptr);
+        out = std::string("lua: ") + (e ? e : "?");
+    } else {
+        const char* s = tolstring(L, -1, nullptr);
+        out = s ? s : "lua: no string returned";
+    }
+    close_state(L);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("layout: job_submit.lua asks for a --segment that keeps TP*CP*EP blocks inside a block", "[layout][lua]") {
+    // The shipped job_submit.lua beside a topology.conf with 18-node blocks (GB200 NVL72 racks).
+    char dir[] = "/tmp/gputopo-lua-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string d = dir;
+    {
+        std::ifstream in(gputopo_test::source_dir() + "/etc/job_submit.lua");
+        std::ofstream out(d + "/job_submit.lua");
+        out << in.rdbuf();
+        std::ofstream topo(d + "/topology.conf");
+        topo << "BlockName=rack1 Nodes=gb[001-018]\nBlockName=rack2 Nodes=gb[019-036]\nBlockSizes=18\n";
+    }
+    const std::string harness = R"(
+slurm = { SUCCESS = 0, ERROR = -1, log_info = function(...) end }
+assert(loadfile(")" + d + R"(/job_submit.lua"))()
+local function submit(value, fields)
+    local jd = { spank_job_env = { "_SLURM_SPANK_OPTION_gputopo_gpu_topo=" .. value } }
+    for k, v in pairs(fields) do jd[k] = v end
+    assert(slurm_job_submit(jd, {}, 1000) == 0)
+    return tostring(jd.segment_size) .. "/" .. tostring(jd.req_switch)
+end
+return table.concat({
+    submit("island,tp=8,pp=4", { min_nodes = 36, ntasks_per_node = 4 }),
+    submit("island,tp=8,pp=2", { min_nodes = 20, ntasks_per_node = 4 }),
+    submit("island,tp=8,ep=8,pp=2", { min_nodes = 32, ntasks_per_node = 4 }),
+    submit("island,tp=4,cp=2", { min_nodes = 12 }),
+    submit("island,tp=128", { min_nodes = 64, ntasks_per_node = 4 }),
+    submit("island,tp=8,pp=2", { min_nodes = 7, ntasks_per_node = 4 }),
+    submit("island,tp=8,pp=2", { min_nodes = 36, ntasks_per_node = 4, segment_size = 6 }),
+    submit("island,verbose", { min_nodes = 4 }),
+}, " "))";
+    const std::string got = run_lua(harness);
+    std::remove((d + "/job_submit.lua").c_str());
+    std::remove((d + "/topology.conf").c_str());
+    rmdir(dir);
+    if (got.empty()) {
+        WARN("liblua5.1.so.0 is not installed: job_submit.lua not run");
+        return;
+    }
+    // The rule, written independently: the largest S <= 18 (the block) that is a
+    // multiple of the nodes one tp*cp*ep block needs and divides the job's nodes.
+    auto segment = [](uint64_t block_gpus, uint64_t gpn, uint64_t nodes) -> std::string {
+        uint64_t unit = (block_gpus + gpn - 1) / gpn;
+        for (uint64_t s = 18; s >= 1; --s)
+            if (s % unit == 0 && nodes % s == 0) return std::to_string(s);
+        return "nil";
+    };
+    std::string want = segment(8, 4, 36) + "/nil " + segment(8, 4, 20) + "/nil " + segment(64, 4, 32) + "/nil " +
+                       segment(8, 4, 12) +  // GPUTOPO_GPUS_PER_NODE = 4 without --ntasks-per-node
+                       "/nil nil/nil nil/nil 6/nil nil/1";
+    CHECK(got == want);
+    CHECK(want.rfind("18/nil 10/nil 16/nil 12/nil", 0) == 0);  // the rule's answers, for the reader
+}
+
+TEST_CASE("layout placement: a model whose pipeline traffic dominates keeps whole pipelines together", "[layout]") {
+    // 4 leaf switches of 8 nodes, 8 GPUs each; tp=8 pp=4 dp=8: a pipeline is 4 nodes.
+    std::string conf;
+    for (int k = 0; k < 4; ++k)
+        conf += "Island=leaf" + std::to_string(k) + " Nodes=n[" + std::to_string(k * 8) + "-" + std::to_string(k * 8 + 7) + "]\n";
+    IslandMap map = conf_islands(conf);
+    Hostlist nodes = Hostlist::parse("n[0-31]");
+    TaskCounts counts = TaskCounts::uniform(32, 8);
+    ParallelLayout l = ParallelLayout::parse("tp=8,pp=4");
+    ParallelLayout r = l;
+    r.resolve(256);
+    const ParDim stages[kParDims] = {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::DP, ParDim::PP};
+    const ParDim pipes[kParDims] = {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::PP, ParDim::DP};
+    for (const char* model : {"params=1B,layers=32,hidden=8192,seq=32768,micro-batch=4,micro-batches=64",
+                              "params=400B,layers=32,hidden=4096,seq=2048,micro-batch=1,micro-batches=4"}) {
+        INFO(model);
+        EdgeBytes e = edge_bytes(parse_model_shape(model), r);
+        LayoutPlacement chosen = place_layout(nodes, counts, map, FabricShape{}, l, &e);
+        LayoutPlacement a = place_with_order(nodes, counts, map, FabricShape{}, l, stages);
+        LayoutPlacement b = place_with_order(nodes, counts, map, FabricShape{}, l, pipes);
+        const double cc = crossing_bytes(r, chosen.island_of_rank(), e).total();
+        const double ca = crossing_bytes(r, a.island_of_rank(), e).total(), cb = crossing_bytes(r, b.island_of_rank(), e).total();
+        CHECK(cc == std::min(ca, cb));
+        // PP-heavy (first model): pipelines inside leaves, no PP byte crosses; DP-heavy: stages inside leaves.
+        if (e.pp * 3 > e.dp * 2) {
+            CHECK(chosen.pipelines_first());
+            CHECK(crossing_bytes(r, chosen.island_of_rank(), e).pp == 0);
+        } else {
+            CHECK_FALSE(chosen.pipelines_first());
+        }
+        check_placement(nodes, counts, map, FabricShape{}, "tp=8,pp=4");
+    }
+    // Without a model: stages island by island.
+    CHECK_FALSE(place_layout(nodes, counts, map, FabricShape{}, l).pipelines_first());
+}

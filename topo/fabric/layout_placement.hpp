@@ -1,0 +1,162 @@
+// Placement of a job's parallel groups on the step's nodes: which rank each
+// task gets so that the framework's own group formula (ParallelLayout's rank
+// formula, Megatron's) puts
+//   - every TP group (then every TP*CP block, then TP*CP*EP block) inside one
+//     NVLink domain: a node's NVLink island, or a whole island when islands are
+//     multi-node NVLink domains (NVL72 racks);
+//   - each DP group in as few islands as possible (whole stages inside one
+//     island where one fits, stages laid island after island otherwise);
+//   - PP neighbours in the same island where the first two leave room.
+// Computed by every task alike from what Slurm gives all tasks (node list,
+// tasks per node) and the island map: no communication, the same answer
+// everywhere, ties broken toward Slurm's order.
+//
+// How: the GPUs (tasks) are put in a physical sequence and the physical index
+// is read as a mixed-radix number tp (fastest), cp, ep, dp, pp; the rank is the
+// framework's formula of those coordinates. The physical order does not depend
+// on the stated order, so two frameworks' orders place the same groups on the
+// same GPUs and only the RANK numbers differ.
+// The sequence: for each block size s = tp, tp*cp, tp*cp*ep, tp*cp*ep*dp,
+// world (largest first; with a model that favours pipelines, ...*pp before
+// *dp), containers in island order (islands by their first node in the node
+// list, nodes in node-list order) give whole blocks of s:
+//   - s fits a node's NVLink domain: each domain gives the blocks its unused
+//     GPUs hold;
+//   - s is a stage or the job (larger than tp*cp*ep): each island gives the
+//     whole ones it holds, the rest goes down to the smaller sizes;
+//   - otherwise (TP/CP/EP blocks larger than a node's domain, or any block when
+//     islands are NVLink domains): each island gives its whole blocks, made of
+//     whole blocks of the next size down, and its remainder is completed from
+//     the remainders of the islands after it (those blocks straddle; the
+//     island's whole blocks wait so that every block starts at a multiple of s).
+// GPUs no size takes go last. group_spread() and straddle_summary() say which
+// groups straddle and why.
+//
+// Cost per task: O(nodes + tasks) time and memory (4 bytes per task plus a few
+// words per node), no host name strings. bench/bench_rank_order.cpp measures
+// it at 100k nodes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topo/fabric/hostlist.hpp"
+#include "topo/fabric/island_map.hpp"
+#include "topo/fabric/parallel_layout.hpp"
+#include "topo/fabric/rank_order.hpp"
+
+namespace gputopo {
+
+struct FabricShape {
+    // GPUs per NVLink domain inside a node (consecutive local positions); 0:
+    // the whole node is one domain (HGX/DGX with NVSwitch).
+    uint32_t nvlink_gpus = 0;
+    // Each island is one NVLink domain (NVL72 rack, multi-node NVLink / IMEX
+    // domain): TP/CP/EP groups may span the nodes of one island.
+    bool islands_are_nvlink = false;
+};
+
+// The NVLink domain as the user states it (plugin nvlink=, launcher
+// --nvlink-domain, gputopo ranks --nvlink-domain): "node" (each node one
+// domain, the default), "island" (each island is one: NVL72 racks,
+// multi-node NVLink) or N (N consecutive GPUs of a node share NVLink).
+// Throws ParseError naming the text.
+FabricShape parse_nvlink_domain(std::string_view text);
+
+struct EdgeBytes;  // layout_traffic.hpp
+
+class LayoutPlacement {
+public:
+    const ParallelLayout& layout() const { return layout_; }  // resolved
+    uint64_t world() const { return rank_of_slot_.size(); }
+    uint64_t nodes() const { return node_island_.size(); }
+    uint64_t num_islands() const { return island_first_node_.size(); }
+    const FabricShape& shape() const { return shape_; }
+
+    // RANK of the task at `local_position` (planner order, see
+    // local_positions()) on node `node_index` (position in the node list).
+    // Throws PlanError when out of range.
+    uint64_t rank(uint64_t node_index, uint32_t local_position) const;
+    // The inverse: (node index, local position) of a rank.
+    std::pair<uint64_t, uint32_t> slot_of(uint64_t rank) const;
+
+    uint32_t tasks_on(uint64_t node_index) const {
+        return static_cast<uint32_t>(node_first_slot_[node_index + 1] - node_first_slot_[node_index]);
+    }
+    uint64_t island_of_node(uint64_t node_index) const { return node_island_[node_index]; }
+    // The island's first node (index in the node list); its name is the
+    // island map's name of that node's island, or the node's own name.
+    uint64_t island_first_node(uint64_t island) const { return island_first_node_[island]; }
+    bool island_known(uint64_t island) const { return island_map_id_[island] != IslandMap::npos; }
+    size_t island_map_id(uint64_t island) const { return island_map_id_[island]; }
+    // NVLink domain of a task: an id unique in the step.
+    uint64_t domain_of(uint64_t node_index, uint32_t local_position) const;
+    uint32_t domain_gpus(uint64_t node_index) const;  // GPUs per NVLink domain on that node
+    // The model made whole pipelines go together (pp before dp), see place_layout().
+    bool pipelines_first() const { return pipelines_first_; }
+
+    // Island of each rank (index = rank), for the traffic model.
+    std::vector<uint32_t> island_of_rank() const;
+
+    friend LayoutPlacement place_with_order(const Hostlist&, const TaskCounts&, const IslandMap&, const FabricShape&,
+                                            ParallelLayout, const ParDim*);
+
+private:
+    ParallelLayout layout_;
+    FabricShape shape_;
+    std::vector<uint64_t> node_first_slot_;   // nodes + 1 entries; slots node-major in node-list order
+    std::vector<uint32_t> node_island_;       // per node: island index (step order)
+    std::vector<uint64_t> island_first_node_; // per island
+    std::vector<size_t> island_map_id_;       // per island: IslandMap id or npos
+    std::vector<uint32_t> rank_of_slot_;      // per slot
+    bool pipelines_first_ = false;
+};
+
+// Resolves the layout against the step's task count and places it. Throws
+// PlanError (layout does not match the step, counts do not cover the node
+// list, more than kMaxLayoutWorld tasks).
+// Without `weights`, stages are laid island after island (DP groups in the
+// fewest islands first, as above). With the bytes of a model
+// (layout_traffic.hpp; gputopo-launch and gputopo ranks --model), the placement
+// that keeps whole pipelines together instead (pp before dp in the physical
+// order) is taken when it moves fewer bytes across islands: for models whose
+// pipeline traffic outweighs their gradients (small models, long sequences).
+LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
+                             const FabricShape& shape, ParallelLayout layout, const EdgeBytes* weights = nullptr);
+LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
+                                 const FabricShape& shape, ParallelLayout layout, const ParDim* physical);
+
+// The RANK of one task: place_layout() then look itself up (the call a
+// plugin or launcher task makes). Throws PlanError naming the node when it is
+// not in the list.
+uint64_t layout_rank(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
+                     const FabricShape& shape, const ParallelLayout& layout, std::string_view node,
+                     uint32_t local_position, const EdgeBytes* weights = nullptr);
+
+// Island name for messages and tables.
+std::string island_name(const LayoutPlacement& p, const Hostlist& step_nodes, const IslandMap& map, uint64_t island);
+
+// Groups of one dimension that are not where the placement wants them: for
+// TP, CP and EP groups that span more than one NVLink domain; for DP and PP the
+// islands they touch. One entry per dimension of size > 1.
+struct GroupSpread {
+    ParDim dim = ParDim::TP;
+    uint64_t size = 0;             // ranks per group
+    uint64_t groups = 0;
+    uint64_t straddling = 0;       // TP/CP/EP: groups in more than one NVLink domain; DP/PP: in more than one island
+    uint64_t island_spans = 0;     // sum over groups of the islands each touches
+    uint64_t min_islands = 0;      // fewest / most islands one group touches
+    uint64_t max_islands = 0;
+    std::vector<uint64_t> examples;  // first rank of up to `max_examples` straddling groups
+    std::string why;               // when straddling > 0 (TP/CP/EP): the reason
+};
+std::vector<GroupSpread> group_spread(const LayoutPlacement& p, size_t max_examples = 4);
+
+// One line naming the TP/CP/EP groups that straddle NVLink domains and why
+// ("tp groups straddle NVLink domains: 2 of 10 (first ranks 64, 72): ..."),
+// "" when none does. O(tasks log group size): for one task per step.
+std::string straddle_summary(const LayoutPlacement& p);
+
+}  // namespace gputopo

@@ -1,0 +1,293 @@
+#include "topo/fabric/layout_traffic.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "topo/core/errors.hpp"
+
+namespace gputopo {
+
+namespace {
+
+[[noreturn]] void bad_model(const std::string& text, const std::string& why) {
+    throw ParseError("bad model description '" + text + "': " + why +
+                     " (expected e.g. 'params=70B,layers=80,hidden=8192,seq=4096,micro-batch=1,micro-batches=16', "
+                     "optional top-k=2)");
+}
+
+double number(const std::string& text, const std::string& key, const std::string& value, double max) {
+    if (value.empty() || value.size() > 24) bad_model(text, key + "='" + value + "' is not a number");
+    std::string v = value;
+    double scale = 1;
+    switch (v.back()) {
+        case 'K': case 'k': scale = 1e3; v.pop_back(); break;
+        case 'M': scale = 1e6; v.pop_back(); break;
+        case 'B': case 'G': scale = 1e9; v.pop_back(); break;
+        case 'T': scale = 1e12; v.pop_back(); break;
+        default: break;
+    }
+    for (char c : v)
+        if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+'))
+            bad_model(text, key + "='" + value + "' is not a number");
+    char* end = nullptr;
+    double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || end != v.c_str() + v.size() || !std::isfinite(x)) bad_model(text, key + "='" + value + "' is not a number");
+    x *= scale;
+    if (x < 1 || x > max) bad_model(text, key + "=" + value + " is not from 1 to " + std::to_string(static_cast<unsigned long long>(max)));
+    return x;
+}
+
+// Calls f(dim, island_a, island_b, bytes) for every edge of every group
+// (ring neighbours, pipeline neighbours) whose ends are in different islands;
+// EP groups through f_pairs(group islands sorted).
+template <class F>
+void crossing_edges(const ParallelLayout& l, const std::vector<uint32_t>& isl, const EdgeBytes& e, F&& f) {
+    const uint64_t world = l.world();
+    std::vector<uint32_t> members;
+    for (ParDim d : {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::DP, ParDim::PP}) {
+        const uint64_t size = l.size(d);
+        if (size <= 1) continue;
+        const uint64_t stride = l.stride(d);
+        const double bytes = d == ParDim::TP ? e.tp : d == ParDim::CP ? e.cp : d == ParDim::EP ? e.ep_pair
+                             : d == ParDim::DP ? e.dp : e.pp;
+        for (uint64_t base = 0; base < world; ++base) {
+            if ((base / stride) % size != 0) continue;
+            members.clear();
+            for (uint64_t k = 0; k < size; ++k) members.push_back(isl[base + k * stride]);
+            if (d == ParDim::EP) {
+                // all-to-all: every pair in different islands; per island, its
+                // members times the members elsewhere.
+                std::sort(members.begin(), members.end());
+                for (size_t a = 0; a < members.size();) {
+                    size_t b = a;
+                    while (b < members.size() && members[b] == members[a]) ++b;
+                    // pairs (one of these, one elsewhere), each counted from both ends
+                    f(d, members[a], ~uint32_t{0}, bytes * double(b - a) * double(members.size() - (b - a)) / 2);
+                    a = b;
+                }
+                continue;
+            }
+            const size_t edges = d == ParDim::PP ? size - 1 : size;  // a ring of 2 has 2 edges, as NCCL's
+            for (size_t k = 0; k < edges; ++k) {
+                uint32_t a = members[k], b = members[(k + 1) % size];
+                if (a != b) f(d, a, b, bytes);
+            }
+        }
+    }
+}
+
+void add(CrossBytes& c, ParDim d, double bytes) {
+    switch (d) {
+        case ParDim::TP: c.tp += bytes; break;
+        case ParDim::CP: c.cp += bytes; break;
+        case ParDim::EP: c.ep += bytes; break;
+        case ParDim::DP: c.dp += bytes; break;
+        case ParDim::PP: c.pp += bytes; break;
+    }
+}
+
+}  // namespace
+
+ModelShape parse_model_shape(const std::string& text) {
+    ModelShape m;
+    if (text.empty()) bad_model(text, "empty");
+    if (text.size() > 256) bad_model(text.substr(0, 64), "longer than 256 characters");
+    bool seen_params = false;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        size_t comma = text.find(',', pos);
+        std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        size_t eq = item.find('=');
+        if (eq == std::string::npos) bad_model(text, "'" + item + "' is not KEY=VALUE");
+        std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+        if (key == "params") {
+            m.params = number(text, key, value, 1e15);
+            seen_params = true;
+        } else if (key == "layers") {
+            m.layers = static_cast<uint64_t>(number(text, key, value, 1e5));
+        } else if (key == "hidden") {
+            m.hidden = static_cast<uint64_t>(number(text, key, value, 1e7));
+        } else if (key == "seq") {
+            m.seq = static_cast<uint64_t>(number(text, key, value, 1e8));
+        } else if (key == "micro-batch") {
+            m.micro_batch = static_cast<uint64_t>(number(text, key, value, 1e5));
+        } else if (key == "micro-batches") {
+            m.microbatches = static_cast<uint64_t>(number(text, key, value, 1e6));
+        } else if (key == "top-k") {
+            m.top_k = static_cast<uint64_t>(number(text, key, value, 1024));
+        } else {
+            bad_model(text, "unknown key '" + key +
+                                "' (known: params, layers, hidden, seq, micro-batch, micro-batches, top-k)");
+        }
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    if (!seen_params) bad_model(text, "params is missing");
+    return m;
+}
+
+EdgeBytes edge_bytes(const ModelShape& m, const ParallelLayout& l) {
+    const double T = double(l.size(ParDim::TP)), C = double(l.size(ParDim::CP)), E = double(l.size(ParDim::EP)),
+                 D = double(l.size(ParDim::DP)), P = double(l.size(ParDim::PP));
+    EdgeBytes e;
+    e.act = double(m.micro_batch) * double(m.seq) * double(m.hidden) * 2;
+    const double lps = double(m.layers) / P, M = double(m.microbatches);
+    if (T > 1) e.tp = 4.0 * lps * M * 2.0 * (T - 1) / T * e.act;
+    if (C > 1) e.cp = 3.0 * lps * M * (C - 1) * 2.0 * e.act / (C * T);
+    if (E > 1) e.ep_pair = 4.0 * lps * M * double(m.top_k) * e.act / (C * T) / E;
+    if (P > 1) e.pp = 2.0 * M * e.act / (C * T);
+    if (D > 1) e.dp = 2.0 * (D - 1) / D * (m.params / (T * P * E) * 2);
+    return e;
+}
+
+CrossBytes crossing_bytes(const ParallelLayout& l, const std::vector<uint32_t>& island_of_rank, const EdgeBytes& e) {
+    CrossBytes c;
+    crossing_edges(l, island_of_rank, e, [&](ParDim d, uint32_t, uint32_t, double bytes) {
+        // EP pairs arrive once per island side: halves summing to the pair count
+        add(c, d, bytes);
+    });
+    return c;
+}
+
+std::vector<double> island_egress(const ParallelLayout& l, const std::vector<uint32_t>& island_of_rank,
+                                  const EdgeBytes& e, size_t islands) {
+    std::vector<double> out(islands, 0);
+    crossing_edges(l, island_of_rank, e, [&](ParDim d, uint32_t a, uint32_t b, double bytes) {
+        if (d == ParDim::EP) {
+            out[a] += 2 * bytes;  // this island's side of its pairs
+            return;
+        }
+        out[a] += bytes;
+        out[b] += bytes;
+    });
+    return out;
+}
+
+double BoundBytes::total() const { return parts.tp + std::max(separate, joint); }
+
+namespace {
+
+BoundBytes separate_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e) {
+    const uint64_t T = l.size(ParDim::TP), C = l.size(ParDim::CP), E = l.size(ParDim::EP), D = l.size(ParDim::DP),
+                   P = l.size(ParDim::PP), world = l.world();
+    auto fit = [&](uint64_t unit) {
+        uint64_t n = 0;
+        for (uint64_t x : g) n += x / unit;
+        return n;
+    };
+    auto over = [](uint64_t a, uint64_t b) { return a > b ? double(a - b) : 0.0; };
+    // Cells of one TP lane (the ranks with one tp coordinate) island i can
+    // hold: its whole TP groups plus one per GPU left over (straddling groups
+    // may give one lane more of an island than another).
+    std::vector<uint64_t> cap;
+    for (uint64_t x : g) cap.push_back(x / T + x % T);
+    // Groups of K cells of one lane that can sit whole in islands, all lanes.
+    auto lane_fit = [&](uint64_t k) {
+        uint64_t n = 0;
+        for (uint64_t c : cap) n += c / k;
+        return T * n;
+    };
+    BoundBytes b;
+    if (T > 1) b.parts.tp = over(world / T, fit(T)) * 2 * e.tp;
+    if (C > 1) b.parts.cp = over(world / C, lane_fit(C)) * 2 * e.cp;
+    if (E > 1) b.parts.ep = over(world / E, lane_fit(E)) * double(E - 1) * e.ep_pair;
+    // DP on its own: a ring has D members of one lane; island i holds at most
+    // cap_i of them, so a ring spans at least k_min islands.
+    const uint64_t dp_rings = world / std::max<uint64_t>(1, D);
+    if (D > 1) {
+        std::vector<uint64_t> caps(cap);
+        std::sort(caps.rbegin(), caps.rend());
+        uint64_t k_min = 0, held = 0;
+        for (uint64_t c : caps) {
+            if (held >= D) break;
+            held += c;
+            ++k_min;
+        }
+        b.parts.dp = k_min >= 2 ? double(dp_rings) * double(k_min) * e.dp : over(dp_rings, lane_fit(D)) * 2 * e.dp;
+    }
+    const uint64_t pipelines = world / P;
+    if (P > 1) b.parts.pp = over(pipelines, lane_fit(P)) * e.pp;
+    b.separate = b.parts.cp + b.parts.ep + b.parts.dp + b.parts.pp;
+    return b;
+}
+
+// The joint bound, per TP lane (the ranks with one tp coordinate; T lanes).
+// It holds for placements with the fewest straddling TP groups (the TP
+// bound's): then island i holds exactly floor(g_i / T) whole TP groups, so at
+// least n_i = floor(g_i / T) cells of every lane, and the per-island cost below
+// only grows with n.
+// A lane's cells are (x, d, p), x the cp*ep coordinate (X = C*E values). Island
+// i touching ne x-values, nd replicas (d) and np stages (p) holds at most
+// ne*nd*np cells, touches R >= max(n/nd, ne, np) DP rings (x, p) and
+// Q >= max(n/np, ne, nd) pipelines (x, d), and its CP/EP groups (d, p) hold at
+// most m = min(X, ne) of their members each, so:
+//   EP (C = 1): pairs leaving it >= sum over its groups c (E - c) / 2, least when
+//               the groups are filled up to m;
+//   CP (E = 1): every group it holds part of crosses >= 1 edge at it;
+//   (C, E > 1: the CP/EP term is left out, which only lowers the bound.)
+// Summed over islands: DP >= dp (sum R_i - rings that fit in one island),
+// PP >= pp (sum Q_i - pipelines), CP/EP >= their sums. The minimum over
+// (ne, np) is taken exactly (all values), over nd at the breakpoints of a
+// convex function; islands too large to enumerate cheaply (ne * np > 65536
+// choices) make the joint bound 0 (the separate one stands).
+double joint_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e) {
+    const uint64_t T = l.size(ParDim::TP), C = l.size(ParDim::CP), E = l.size(ParDim::EP), D = l.size(ParDim::DP),
+                   P = l.size(ParDim::PP);
+    const uint64_t X = C * E;
+    auto inner = [&](double n, double m) {
+        if (C > 1 && E == 1) {
+            if (m < double(C)) return std::ceil(n / m - 1e-9) * e.cp;
+            return (std::fmod(n, double(C)) > 1e-9 ? 1.0 : 0.0) * e.cp;
+        }
+        if (E > 1 && C == 1) {
+            double q = std::floor(n / m + 1e-9), r = n - q * m;
+            if (r < 1e-9) r = 0;
+            return (q * m * (double(E) - m) + r * (double(E) - r)) / 2 * e.ep_pair;
+        }
+        return 0.0;
+    };
+    double lane = 0, single_rings = 0;
+    for (uint64_t x : g) {
+        const double n = double(x / T);  // the island's whole TP groups: cells of every lane
+        if (n <= 0) continue;
+        const uint64_t cells = static_cast<uint64_t>(std::ceil(n - 1e-9));
+        const uint64_t ne_max = std::min<uint64_t>(X, cells), np_max = std::min<uint64_t>(P, cells);
+        if (ne_max * np_max > 65536) return 0;
+        double best = -1;
+        for (uint64_t ne = 1; ne <= ne_max; ++ne)
+            for (uint64_t np = 1; np <= np_max; ++np) {
+                const double lo = std::max(1.0, std::ceil(n / double(ne * np) - 1e-9));
+                if (lo > double(D)) continue;  // cannot hold n cells
+                const double k1 = double(std::max(ne, np)), k2 = std::max(n / double(np), double(ne));
+                auto cost = [&](double nd) {
+                    return e.dp * std::max(n / nd, k1) + e.pp * std::max(k2, nd);
+                };
+                double cand[] = {lo, double(D), n / k1, k2, e.pp > 0 ? std::sqrt(e.dp * n / e.pp) : double(D)};
+                double c_best = -1;
+                for (double c : cand)
+                    for (double nd : {std::floor(c), std::ceil(c)}) {
+                        nd = std::min(std::max(nd, lo), double(D));
+                        double v = cost(nd);
+                        if (c_best < 0 || v < c_best) c_best = v;
+                    }
+                double v = c_best + inner(n, double(std::min(X, ne)));
+                if (best < 0 || v < best) best = v;
+            }
+        if (best < 0) return 0;
+        lane += best;
+        single_rings += std::floor(n / double(D) + 1e-9);
+    }
+    lane -= e.pp * double(X) * double(D) + e.dp * std::min(double(X * P), single_rings);
+    return std::max(0.0, lane * double(T));
+}
+
+}  // namespace
+
+BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e) {
+    BoundBytes b = separate_bound(l, g, e);
+    b.joint = joint_bound(l, g, e);
+    return b;
+}
+
+}  // namespace gputopo

@@ -1,0 +1,79 @@
+// Bytes per training step that cross island boundaries, for a model the user
+// describes and a rank -> island assignment, and a lower bound over every
+// placement of the layout on the GPUs the step has per island. Shared by
+// bench/bench_island_sim and `gputopo ranks --layout --model`.
+//
+// The model (bf16, per step; every input is printed by the callers):
+//   act  = micro_batch * seq * hidden * 2                 one micro-batch's activations
+//   TP   ring edge: 4 all-reduces per layer and micro-batch, 2(T-1)/T of act each,
+//        over layers/P layers and M micro-batches (sequence parallel moves the same)
+//   CP   ring edge: K and V of the rank's sequence chunk (2 act / (C T)) passed C-1
+//        times forward and twice that backward, per layer and micro-batch
+//   EP   per pair of a group: dispatch + combine, forward + backward (4 all-to-alls)
+//        of the rank's tokens (act / (C T)) times top_k, 1/E of it to each peer,
+//        per MoE layer (every layer) and micro-batch
+//   PP   edge: activation forward + gradient backward per micro-batch, act / (C T)
+//   DP   ring edge: 2(D-1)/D of the rank's gradient shard, params / (T P E) * 2
+// A ring of K members (TP, CP, DP, in coordinate order) crosses where
+// neighbours sit in different islands; a pipeline where consecutive stages do.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "topo/fabric/parallel_layout.hpp"
+
+namespace gputopo {
+
+struct ModelShape {
+    double params = 0;  // parameters
+    uint64_t layers = 1, hidden = 1, seq = 1, micro_batch = 1, microbatches = 1;
+    uint64_t top_k = 2;  // MoE experts per token (used when ep > 1)
+};
+
+// "params=70e9,layers=80,hidden=8192,seq=4096,micro-batch=1,micro-batches=16[,top-k=2]".
+// Throws ParseError naming the text.
+ModelShape parse_model_shape(const std::string& text);
+
+struct EdgeBytes {
+    double act = 0;
+    double tp = 0, cp = 0, ep_pair = 0, pp = 0, dp = 0;  // per ring edge / pair / pipeline edge, per step
+};
+EdgeBytes edge_bytes(const ModelShape& m, const ParallelLayout& l);  // l resolved
+
+struct CrossBytes {
+    double tp = 0, cp = 0, ep = 0, pp = 0, dp = 0;
+    double total() const { return tp + cp + ep + pp + dp; }
+};
+
+// island_of_rank[r]: the island rank r runs in.
+CrossBytes crossing_bytes(const ParallelLayout& l, const std::vector<uint32_t>& island_of_rank, const EdgeBytes& e);
+
+// Per island boundary: bytes leaving each island per step (index = island).
+std::vector<double> island_egress(const ParallelLayout& l, const std::vector<uint32_t>& island_of_rank,
+                                  const EdgeBytes& e, size_t islands);
+
+// Lower bound over placements with the fewest straddling TP groups (every
+// island holds floor(g_i / T) whole TP groups, as every placement worth having
+// does), given the GPUs g_i the step has in each island:
+//  - TP: groups that cannot sit whole in islands (more groups than
+//    sum floor(g_i / T)) cross at least 2 ring edges;
+//  - separately (`separate`): island i holds at most cap_i = floor(g_i / T) +
+//    g_i mod T ranks of one TP lane (the ranks with one tp coordinate); CP and
+//    EP groups beyond those that fit whole in the caps cross >= 2 ring edges
+//    (K - 1 pairs for EP), a DP ring spans at least k_min islands (the fewest
+//    caps holding D), a pipeline that does not fit crosses once;
+//  - together (`joint`): CP/EP, DP and PP of one island bounded at once, since
+//    keeping one group whole spreads the others (see joint_bound in the .cpp);
+//  the larger of the two is used.
+struct BoundBytes {
+    CrossBytes parts;     // each dimension's separate bound
+    double separate = 0;  // parts.cp + parts.ep + parts.dp + parts.pp
+    double joint = 0;     // CP + EP + DP + PP bounded together
+    double total() const;  // parts.tp + max(separate, joint)
+};
+BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& gpus_per_island,
+                             const EdgeBytes& e);
+
+}  // namespace gputopo
