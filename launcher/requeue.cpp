@@ -51,6 +51,13 @@ RequeueDecision decide_requeue(const Classification& c, const Options& o, const 
                     (!in.in_batch_job ? std::string("not a batch job") : std::string("submitted without --requeue")) + ")";
         return d;
     }
+    if (!in.requeue_asked && !o.requeue_explicit) {
+        d.action = RequeueAction::NotAllowed;
+        d.message = "gputopo: " + what +
+                    " is retryable, but the job did not ask for a requeue (submit with sbatch --requeue, or give "
+                    "gputopo-launch --requeue yes; Slurm's JobRequeue=1 default alone does not count)";
+        return d;
+    }
     if (in.restart_count >= o.max_restarts) {
         d.action = RequeueAction::BudgetExhausted;
         d.message = "gputopo: " + what + "; restart budget exhausted (" + std::to_string(in.restart_count) + " of " +

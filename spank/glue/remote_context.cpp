@@ -26,6 +26,7 @@ extern "C" {
 #include <cstdlib>
 #include <cstring>
 
+#include "spank/framework_task.hpp"
 #include "spank/glue/state.hpp"
 #include "spank/topology_cache.hpp"
 #include "step/apply.hpp"
@@ -67,6 +68,8 @@ struct StepdState {
     std::optional<IslandMap> islands;     // islands= and/or Slurm's topology (mode island), loaded once per node
     std::string islands_from;             // the island sources, for verbose
     std::string islands_problem;          // why there are no island variables ("" when fine)
+    std::string master_addr;              // MASTER_ADDR for the framework variables (resolved once per node)
+    std::string master_addr_warning;      // why it may not work ("" fine)
 };
 
 StepdState& stepd() {
@@ -217,6 +220,13 @@ void plan_node(spank_t sp, StepdState& st) {
         return;
     }
     prepare_tasks(sp, st);
+    if (st.effective.framework) {
+        step::MasterAddr m = step::resolve_master_addr(
+            step::step_first_node(job_env(sp)),
+            [](const std::vector<std::string>& argv, double timeout_s) { return step::run_bounded(argv, timeout_s); });
+        st.master_addr = m.addr;
+        st.master_addr_warning = m.warning;
+    }
     const PluginConfig& c = shared().config;
     if (st.effective.mode == Mode::Island) {
         try {  // islands= and/or Slurm's own topology (topo/fabric/slurm_islands.hpp)
@@ -310,11 +320,21 @@ const TaskWork& task_work(spank_t sp, const StepdState& st, int task, TaskWork& 
     return made;
 }
 
+// RANK, WORLD_SIZE, MASTER_ADDR, ... (spank/framework_task.hpp) the task has not set.
+void set_framework_env(spank_t sp, const StepdState& st, int task, const step::TaskAction& a) {
+    if (!st.effective.framework) return;
+    FrameworkTask f = framework_for_task(job_env(sp), a.set, st.master_addr);
+    for (const auto& v : f.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
+    if (!f.warning.empty()) say(st.node_name + ": " + f.warning);
+    if (task == 0 && !st.master_addr_warning.empty() && !job_getenv(sp, env::kMasterAddr)) say(st.master_addr_warning);
+}
+
 void bind_task(spank_t sp, const StepdState& st, int task) {
     TaskWork made;
     const TaskWork& w = task_work(sp, st, task, made);
     const step::TaskAction& a = w.action;
     for (const auto& v : a.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
+    set_framework_env(sp, st, task, a);
     say_step_notes(sp, st, task);
     const std::string apply_error = step::apply_prepared(w.apply);
     const std::string failure = step::binding_failure(a, apply_error);

@@ -1,0 +1,111 @@
+// The plugin's framework variables (spank/framework_task.hpp): the launcher's
+// own computation, in island order when the task has island variables, never
+// over a user's value; MASTER_PORT / MASTER_ADDR helpers.
+#include <catch2/catch.hpp>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <map>
+
+#include "spank/framework_task.hpp"
+#include "step/framework_env.hpp"
+
+using namespace gputopo;
+
+namespace {
+step::Getenv env_of(std::map<std::string, std::string> m) {
+    return [m](const std::string& n) -> std::optional<std::string> {
+        auto it = m.find(n);
+        if (it == m.end()) return std::nullopt;
+        return it->second;
+    };
+}
+std::string value(const std::vector<EnvVar>& v, const std::string& n) {
+    for (const auto& e : v)
+        if (e.name == n) return e.value;
+    return "<unset>";
+}
+std::map<std::string, std::string> slurm_task() {
+    return {{"SLURM_PROCID", "5"}, {"SLURM_LOCALID", "1"}, {"SLURM_NODEID", "2"}, {"SLURM_STEP_NUM_TASKS", "8"},
+            {"SLURM_STEP_NUM_NODES", "4"}, {"SLURM_STEP_TASKS_PER_NODE", "2(x4)"}, {"SLURM_STEP_NODELIST", "n[1-4]"},
+            {"SLURM_JOB_ID", "4242"}, {"SLURM_STEP_ID", "0"}};
+}
+}  // namespace
+
+TEST_CASE("plugin framework variables: torchrun's identities from Slurm's, island order, user wins", "[framework]") {
+    auto f = spank::framework_for_task(env_of(slurm_task()), {}, "127.0.0.1");
+    CHECK(value(f.set, "RANK") == "5");
+    CHECK(value(f.set, "LOCAL_RANK") == "1");
+    CHECK(value(f.set, "WORLD_SIZE") == "8");
+    CHECK(value(f.set, "LOCAL_WORLD_SIZE") == "2");
+    CHECK(value(f.set, "GROUP_RANK") == "2");
+    CHECK(value(f.set, "NODE_RANK") == "2");
+    CHECK(value(f.set, "MASTER_ADDR") == "127.0.0.1");
+    CHECK(value(f.set, "MASTER_PORT") == std::to_string(step::master_port(4242, 0, 20000, 29999)));
+    CHECK(value(f.set, "GPUTOPO_FRAMEWORK_SET").find("RANK,") == 0);
+
+    // Island order: node n3 (node id 2) is second in its order.
+    std::vector<EnvVar> islands = {{"GPUTOPO_RANK", "3", false}, {"GPUTOPO_NODE_RANK", "1", false}};
+    auto is = spank::framework_for_task(env_of(slurm_task()), islands, "");
+    CHECK(value(is.set, "RANK") == "3");
+    CHECK(value(is.set, "ROLE_RANK") == "3");
+    CHECK(value(is.set, "GROUP_RANK") == "1");
+    CHECK(value(is.set, "NODE_RANK") == "1");
+    CHECK(value(is.set, "MASTER_ADDR") == "n1");  // no address resolved: the first node's name
+
+    auto mine = slurm_task();
+    mine["MASTER_PORT"] = "23456";
+    mine["RANK"] = "7";
+    auto u = spank::framework_for_task(env_of(mine), {}, "");
+    CHECK(value(u.set, "MASTER_PORT") == "<unset>");
+    CHECK(value(u.set, "RANK") == "<unset>");
+    CHECK(value(u.set, "GPUTOPO_FRAMEWORK_SET").find("MASTER_PORT") == std::string::npos);
+
+    auto bad = slurm_task();
+    bad["SLURM_STEP_TASKS_PER_NODE"] = "2(x";
+    auto b = spank::framework_for_task(env_of(bad), {}, "");
+    CHECK(b.set.empty());
+    CHECK_THAT(b.warning, Catch::Contains("2(x"));
+}
+
+TEST_CASE("MASTER_PORT: a port in use is named with the variable to set", "[framework]") {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(listen(fd, 1) == 0);
+    socklen_t len = sizeof a;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    int port = ntohs(a.sin_port);
+    std::string m = step::port_clash(port);
+    CHECK_THAT(m, Catch::Contains(std::to_string(port)) && Catch::Contains("MASTER_PORT"));
+    close(fd);
+    CHECK(step::port_clash(port).empty());
+}
+
+TEST_CASE("MASTER_ADDR: NodeAddr when the first node's name does not resolve", "[framework]") {
+    CHECK(step::parse_node_addr("NodeName=n1 Arch=x86_64 CoresPerSocket=2 NodeAddr=127.0.0.1 NodeHostName=localhost\n", "n1") ==
+          "127.0.0.1");
+    CHECK(step::parse_node_addr("NodeName=n10 NodeAddr=10.0.0.10\n", "n1").empty());
+    CHECK(step::parse_node_addr("NodeName=n1 NodeAddr=$(rm)\n", "n1").empty());
+    int calls = 0;
+    auto run = [&](const std::vector<std::string>& argv, double) {
+        ++calls;
+        CHECK(argv.back() == "no-such-node.invalid");
+        return std::make_pair(0, std::string("NodeName=no-such-node.invalid NodeAddr=10.1.2.3 State=IDLE\n"));
+    };
+    auto m = step::resolve_master_addr("no-such-node.invalid", run, 2);
+    CHECK(m.addr == "10.1.2.3");
+    CHECK(m.warning.empty());
+    CHECK(calls == 1);
+    auto none = step::resolve_master_addr("no-such-node.invalid", [](const std::vector<std::string>&, double) {
+        return std::make_pair(1, std::string("Node no-such-node.invalid not found"));
+    }, 2);
+    CHECK(none.addr == "no-such-node.invalid");
+    CHECK_THAT(none.warning, Catch::Contains("does not resolve") && Catch::Contains("MASTER_ADDR"));
+    CHECK(step::resolve_master_addr("localhost", nullptr, 2).addr == "localhost");
+}
