@@ -76,6 +76,10 @@ std::string private_state_dir(const std::string& base);
 // "" or unusable (then slurmctld arbitrates). A claim older than stale_after_s
 // belongs to an earlier job with the same id and is taken over.
 bool claim_leadership(const std::string& dir, const std::string& key, double stale_after_s = 300);
+// Removes this directory's claims older than stale_after_s (at most 4096
+// entries a call): each claim made after a job's end clears earlier jobs' ones,
+// so claims do not pile up in /dev/shm with no epilog (claim_leadership calls it).
+void sweep_stale_claims(const std::string& dir, double stale_after_s);
 
 struct RequeueResult {
     bool requeued = false;

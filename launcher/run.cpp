@@ -397,8 +397,9 @@ Classification classify_end(const Options& opt, const RankInfo& ri, const Superv
 // The per-node election key for `what` in this attempt.
 std::string attempt_key(const RankInfo& ri, const char* what) {
     std::string cluster = env_str("SLURM_CLUSTER_NAME");
+    // The node's name too: a directory several nodes share must not elect one for all.
     return std::string(what) + "." + (cluster.empty() ? "" : cluster + ".") + ri.job_id + "." +
-           env_str("SLURM_STEP_ID") + "." + std::to_string(ri.restart_count);
+           env_str("SLURM_STEP_ID") + "." + std::to_string(ri.restart_count) + "." + ri.node;
 }
 
 bool first_on_node(const Options& opt, const RankInfo& ri, const char* what) {
@@ -460,6 +461,21 @@ std::optional<Classification> resolve_peer_loss(const Options& opt, const RankIn
     say("gputopo: rank " + std::to_string(ri.rank) + " on " + ri.node + ": node_fault: " + n.evidence);
     log.write(Event("failure").add("class", "node_fault").add("evidence", n.evidence).add("local", false));
     return n;
+}
+
+// SIGTERM because the step is torn down after another rank's failure (srun
+// ends the step, or the job was requeued) is not a preemption: true, with one
+// line per node, when this attempt has a recorded root cause.
+bool teardown_after_cause(const Options& opt, const RankInfo& ri, EventLog& log) {
+    if (ri.job_id.empty() || step_world() < 2 || !first_on_node(opt, ri, "term")) return false;
+    JobInfo info = query_job(ri.job_id);
+    auto r = info.known ? find_cause(info.comment, cause_key(env_str("SLURM_STEP_ID"), ri.restart_count)) : std::nullopt;
+    if (!r) return false;
+    std::string m = "gputopo: rank " + std::to_string(ri.rank) + " on " + ri.node +
+                    ": SIGTERM from the step's teardown after " + r->cls + " on " + r->node + " (not a preemption)";
+    say(m);
+    log.write(Event("requeue_decision").add("action", "deferred").add("root_cause", r->cls).add("message", m));
+    return true;
 }
 
 // Phase 7: requeue a retryable failure, once per failure across ranks.
@@ -590,9 +606,14 @@ int launcher_main(int argc, char** argv) {
     if (p.binding.exchange) forget_step_gpus(*p.binding.exchange);
     shield_from_termination();
     read_error_file(error_file, sr, log);
+    // Ours is read once, here: it does not outlive the run (a TORCHELASTIC_ERROR_FILE
+    // torchrun or the user set is theirs to keep).
+    if (!error_file.empty() && error_file == resolve_error_file(opt, ri.job_id, ri.rank, ri.restart_count))
+        unlink(error_file.c_str());
     Classification c = classify_end(opt, ri, sr, log);
     int status = exit_status_of(sr.end);
     record_root_cause(opt, ri, c, log);
+    if (c.cls == FailureClass::Preemption && teardown_after_cause(opt, ri, log)) return status;
     if (c.cls == FailureClass::PeerLost) {
         auto decided = resolve_peer_loss(opt, ri, c, log);
         if (!decided) return status;

@@ -90,7 +90,7 @@ fi
 
 # 5. sbatch.
 name="torch: sbatch with srun --gpu-topo=island python3 train.py"
-j=$(with_timeout 30 sbatch --parsable -t 5 -N4 --ntasks-per-node=2 -o "$w/sb.out" \
+j=$(with_timeout 30 sbatch --parsable -t 5 -N4 --ntasks-per-node=2 --gpus-per-task=1 -o "$w/sb.out" \
         --wrap "srun --gpus-per-task=1 --gpu-topo=island $PY $T")
 if [ -n "$j" ] && wait_job_state "$j" COMPLETED 120; then
     bad=$(check_ok "$w/sb.out" 8)
@@ -130,9 +130,12 @@ fail_job() {  # HOW: submits, prints the job id
     cat > "$w/f-$1.sh" <<EOS
 #!/bin/bash
 [ "\${SLURM_RESTART_COUNT:-0}" = 0 ] && export FAIL=$1 FAIL_RANK=1
-srun --gpus-per-task=1 "$L" --peer-wait 8 -- $PY $T
+srun --gpus-per-task=1 "$L" --topology "$CLUSTER_DIR/topo/%n.xml" --peer-wait 8 -- $PY $T
 EOS
-    with_timeout 30 sbatch --parsable --requeue -t 5 -N2 -w n2,n3 --ntasks-per-node=2 -o "$w/f-$1-%j.out" "$w/f-$1.sh"
+    # xid and kill are requeued with the failing node kept out: no -w there.
+    local nodes="-w n2,n3"
+    case $1 in xid|kill) nodes="" ;; esac
+    with_timeout 30 sbatch --parsable --requeue -t 5 -N2 $nodes --ntasks-per-node=2 --gpus-per-task=1 -o "$w/f-$1-%j.out" "$w/f-$1.sh"
 }
 declare -A J
 for how in exception exit3 oom xid kill; do J[$how]=$(fail_job $how); done

@@ -11,6 +11,8 @@
 
 #include "spank/framework_task.hpp"
 #include "step/framework_env.hpp"
+#include "topo/fabric/island_sources.hpp"
+#include "topo/fabric/step_islands.hpp"
 
 using namespace gputopo;
 
@@ -108,4 +110,27 @@ TEST_CASE("MASTER_ADDR: NodeAddr when the first node's name does not resolve", "
     CHECK(none.addr == "no-such-node.invalid");
     CHECK_THAT(none.warning, Catch::Contains("does not resolve") && Catch::Contains("MASTER_ADDR"));
     CHECK(step::resolve_master_addr("localhost", nullptr, 2).addr == "localhost");
+}
+
+TEST_CASE("island node rank: GROUP_RANK in island order, uniform and uneven task counts", "[framework]") {
+    IslandMap m;
+    parse_island_conf("Island=rackA Nodes=n[1,3]\nIsland=rackB Nodes=n[2,4]\n", "test.conf", m, nullptr);
+    m.seal();
+    Hostlist nodes = Hostlist::parse("n[1-4]");
+    // Uneven counts (3,1,2,2): the order is n1 n3 n2 n4, whatever the counts.
+    TaskCounts uneven = TaskCounts::parse("3,1,2,2");
+    const char* names[] = {"n1", "n2", "n3", "n4"};
+    const uint64_t want[] = {0, 2, 1, 3};
+    for (int i = 0; i < 4; ++i) {
+        IslandPlacement p = place_task(nodes, uneven, m, names[i], 0);
+        CHECK(island_node_rank(nodes, uneven, m, names[i], p, 0) == want[i]);
+    }
+    TaskCounts even = TaskCounts::parse("2(x4)");
+    for (int i = 0; i < 4; ++i)
+        for (uint32_t local = 0; local < 2; ++local) {
+            IslandPlacement p = place_task(nodes, even, m, names[i], local);
+            uint64_t g = island_node_rank(nodes, even, m, names[i], p, local);
+            CHECK(g == want[i]);
+            CHECK(p.rank == g * 2 + local);  // torchrun's RANK = GROUP_RANK x LOCAL_WORLD_SIZE + LOCAL_RANK
+        }
 }
