@@ -180,6 +180,10 @@ void sweep_stale_claims(const std::string& dir, double stale_after_s) {
     ::closedir(d);
 }
 
+void release_claim(const std::string& dir, const std::string& key) {
+    if (!dir.empty()) ::unlink((dir + "/gputopo-launch." + key + ".leader").c_str());
+}
+
 bool claim_leadership(const std::string& dir, const std::string& key, double stale_after_s) {
     if (dir.empty()) return true;  // no safe place: slurmctld arbitrates
     sweep_stale_claims(dir, stale_after_s);

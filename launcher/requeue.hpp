@@ -80,6 +80,8 @@ bool claim_leadership(const std::string& dir, const std::string& key, double sta
 // entries a call): each claim made after a job's end clears earlier jobs' ones,
 // so claims do not pile up in /dev/shm with no epilog (claim_leadership calls it).
 void sweep_stale_claims(const std::string& dir, double stale_after_s);
+// Removes a claim made with claim_leadership (its owner is done).
+void release_claim(const std::string& dir, const std::string& key);
 
 struct RequeueResult {
     bool requeued = false;

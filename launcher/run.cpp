@@ -402,9 +402,23 @@ std::string attempt_key(const RankInfo& ri, const char* what) {
            env_str("SLURM_STEP_ID") + "." + std::to_string(ri.restart_count) + "." + ri.node;
 }
 
+// The claims first_on_node() won, removed when the launcher is done with
+// them (release_node_claims): a rank of the node that comes later finds the
+// cause already recorded or re-reads it, both harmless. The requeue claim
+// stays (a late rank must not requeue the next attempt); stale ones are swept.
+std::vector<std::pair<std::string, std::string>> node_claims;
+
 bool first_on_node(const Options& opt, const RankInfo& ri, const char* what) {
     std::string dir = private_state_dir(node_state_base(opt.node_state_dir, ri.node, env_str("TMPDIR")));
-    return claim_leadership(dir, attempt_key(ri, what));
+    const std::string key = attempt_key(ri, what);
+    if (!claim_leadership(dir, key)) return false;
+    node_claims.emplace_back(dir, key);
+    return true;
+}
+
+void release_node_claims() {
+    for (const auto& [dir, key] : node_claims) release_claim(dir, key);
+    node_claims.clear();
 }
 
 int step_world() { return env_int("SLURM_STEP_NUM_TASKS", env_int("SLURM_NTASKS", 1)); }
@@ -613,12 +627,17 @@ int launcher_main(int argc, char** argv) {
     Classification c = classify_end(opt, ri, sr, log);
     int status = exit_status_of(sr.end);
     record_root_cause(opt, ri, c, log);
-    if (c.cls == FailureClass::Preemption && teardown_after_cause(opt, ri, log)) return status;
+    if (c.cls == FailureClass::Preemption && teardown_after_cause(opt, ri, log)) {
+        release_node_claims();
+        return status;
+    }
     if (c.cls == FailureClass::PeerLost) {
         auto decided = resolve_peer_loss(opt, ri, c, log);
+        release_node_claims();
         if (!decided) return status;
         c = *decided;
     }
+    release_node_claims();
     if (c.cls == FailureClass::Success || !retryable(c.cls, opt)) return status;
     requeue_if_due(opt, ri, c, status, log);
     return status;

@@ -197,8 +197,24 @@ void prepare_tasks(spank_t sp, StepdState& st) {
 }
 
 // user_init's work, for an active step: the binding, its tasks' work, then islands.
+// MASTER_ADDR for the framework variables, once per node (bounded: getaddrinfo
+// and at most one `scontrol show node`, 5 s each).
+void resolve_master(spank_t sp, StepdState& st) {
+    if (!st.effective.framework) return;
+    try {
+        step::MasterAddr m = step::resolve_master_addr(
+            step::step_first_node(job_env(sp)),
+            [](const std::vector<std::string>& argv, double timeout_s) { return step::run_bounded(argv, timeout_s); });
+        st.master_addr = m.addr;
+        st.master_addr_warning = m.warning;
+    } catch (const std::exception& e) {
+        st.master_addr_warning = e.what();  // a malformed node list: framework_for_task names it too
+    }
+}
+
 void plan_node(spank_t sp, StepdState& st) {
     st.node_name = step_node_name(sp);
+    resolve_master(sp, st);
     try {
         uint32_t ntasks = 1;
         if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS) ntasks = 1;
@@ -220,13 +236,6 @@ void plan_node(spank_t sp, StepdState& st) {
         return;
     }
     prepare_tasks(sp, st);
-    if (st.effective.framework) {
-        step::MasterAddr m = step::resolve_master_addr(
-            step::step_first_node(job_env(sp)),
-            [](const std::vector<std::string>& argv, double timeout_s) { return step::run_bounded(argv, timeout_s); });
-        st.master_addr = m.addr;
-        st.master_addr_warning = m.warning;
-    }
     const PluginConfig& c = shared().config;
     if (st.effective.mode == Mode::Island) {
         try {  // islands= and/or Slurm's own topology (topo/fabric/slurm_islands.hpp)
@@ -427,6 +436,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
         }
         if (!st.binding) {
             report_problem(st, task);
+            set_framework_env(sp, st, task, step::TaskAction{});  // the job still forms its group
             return 0;
         }
         bind_task(sp, st, task);

@@ -17,14 +17,14 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
 cluster_ensure "${1:-build}" || { echo "not ok - torch: cluster"; exit 1; }
-tap_plan 11
+tap_plan 12
 PY=/usr/bin/python3
 L=$CLUSTER_BUILD/gputopo-launch
 T=$here/torch/train.py
 w=$CLUSTER_DIR/tmp/torch.$$
 mkdir -p "$w"
 if ! $PY -c 'import torch.distributed' 2>/dev/null; then
-    for i in $(seq 1 11); do tap_not_ok "torch: case $i" "no torch in $PY (make deps installs python3-torch)"; done
+    for i in $(seq 1 12); do tap_not_ok "torch: case $i" "no torch in $PY (make deps installs python3-torch)"; done
     exit 0
 fi
 export GLOO_SOCKET_IFNAME=lo
@@ -76,13 +76,14 @@ port=$((30000 + $$ % 2000))
 cat > "$w/tr.sh" <<EOS
 exec $PY -m torch.distributed.run --nnodes 2 --nproc_per_node 2 --rdzv_backend c10d \
     --rdzv_endpoint 127.0.0.1:$port --rdzv_id tr$$ --max_restarts 0 --redirects 1 --tee 1 --no_python \
-    "$L" --topology "$CLUSTER_DIR/topo/%n.xml" -- bash -c 'echo "GPUS \$SLURMD_NODENAME \$LOCAL_RANK \$GPUTOPO_GPUS"; exec $PY $T'
+    "$L" --topology "$CLUSTER_DIR/topo/%n.xml" -- $PY $T
 EOS
 if timeout 120 srun -N2 -w n2,n3 --ntasks-per-node=1 --gpus-per-node=2 --gpu-topo=closest bash "$w/tr.sh" > "$w/tr" 2> "$w/tr.err"; then
     bad=$(check_ok "$w/tr" 4)
-    g=$(grep -o 'GPUS .*' "$w/tr" | sort -u)
-    per_node=$(echo "$g" | awk '{print $2, $4}' | sort -u | wc -l)
-    [ "$per_node" = 4 ] || bad="$bad; workers share GPUs: $(echo $g)"
+    # Read from inside each worker: the GPU at position LOCAL_RANK of its CUDA_VISIBLE_DEVICES.
+    g=$(grep -o 'TORCHOK .*' "$w/tr" | sed 's/.* node=\([a-z0-9]*\) .* gpu=\(.*\)/\1 \2/' | sort -u)
+    per_node=$(echo "$g" | grep -v ' -$' | wc -l)
+    [ "$per_node" = 4 ] || bad="$bad; workers do not each have their own GPU: $(echo $g)"
     [ -z "${bad#; }" ] && tap_ok "$name" || tap_not_ok "$name" "${bad#; }" "$(tail -n 5 "$w/tr.err")"
 else
     tap_not_ok "$name" "failed: $(tail -n 8 "$w/tr.err")"
@@ -163,3 +164,18 @@ for how in xid kill; do
         tap_not_ok "$name" "job $j: restarts=$r state=$st" "$(echo "$out" | grep gputopo | tail -n 8)"
     fi
 done
+
+# 12. A taken MASTER_PORT is named before the program starts.
+name="torch: a MASTER_PORT already in use is named, with the variable to set"
+$PY -c 'import socket,sys,time
+s=socket.socket(); s.bind(("0.0.0.0",0)); s.listen(1); print(s.getsockname()[1], flush=True); time.sleep(60)' > "$w/port" &
+lp=$!
+wait_lines "$w/port" 1 10
+busy=$(head -n 1 "$w/port")
+MASTER_PORT=$busy timeout 60 srun -N1 -n1 --gpu-topo=closest true > "$w/busy" 2> "$w/busy.err"
+kill $lp 2>/dev/null
+if grep -q "MASTER_PORT=$busy is already in use" "$w/busy.err"; then
+    tap_ok "$name"
+else
+    tap_not_ok "$name" "port $busy" "$(cat "$w/busy.err")"
+fi

@@ -50,7 +50,11 @@ want = 2 * (world + 1) / 2
 got = model.module.weight.grad[0][0].item()
 assert abs(got - want) < 1e-5, "DDP gradient %s, expected %s" % (got, want)
 dist.barrier()
-print("TORCHOK rank=%d world=%d local=%s lws=%s group=%s node=%s port=%s" % (
+# The GPU this process would use: position LOCAL_RANK of what it sees (torch.cuda.set_device(LOCAL_RANK)).
+local = int(os.environ.get("LOCAL_RANK", "0"))
+visible = [d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d]
+gpu = visible[local] if local < len(visible) else (visible[0] if len(visible) == 1 else "-")
+print("TORCHOK rank=%d world=%d local=%s lws=%s group=%s node=%s port=%s gpu=%s" % (
     rank, world, os.environ.get("LOCAL_RANK"), os.environ.get("LOCAL_WORLD_SIZE"), os.environ.get("GROUP_RANK"),
-    os.environ.get("SLURMD_NODENAME"), os.environ.get("MASTER_PORT")), flush=True)
+    os.environ.get("SLURMD_NODENAME"), os.environ.get("MASTER_PORT"), gpu), flush=True)
 dist.destroy_process_group()
