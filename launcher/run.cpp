@@ -196,6 +196,7 @@ bool ranked_outside_slurm(const RankSourceView& rs) { return rs.source.name != "
 // is MASTER_PORT free here? One line when it is not.
 void check_master_port(const RankInfo& ri, const Prepared& p) {
     if (real_getenv(env::kTorchelasticUseAgentStore)) return;
+    if (real_getenv(env::kFrameworkSet)) return;  // the plugin checked it in this task already
     const std::string rank = final_value(p.env, real_getenv, env::kRankVar);
     const std::string port = final_value(p.env, real_getenv, env::kMasterPort);
     if (rank != "0" || port.empty() || port.size() > 5 || ri.job_id.empty()) return;
