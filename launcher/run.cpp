@@ -375,6 +375,9 @@ void read_error_file(const std::string& error_file, SuperviseResult& sr, EventLo
     }
 }
 
+bool teardown_deferred = false;  // classify_end found this SIGTERM to follow a recorded root cause
+std::optional<CauseRecord> teardown_cause(const Options& opt, const RankInfo& ri);
+
 // Phase 6: how the program ended; logs it and says so.
 Classification classify_end(const Options& opt, const RankInfo& ri, const SuperviseResult& sr, EventLog& log) {
     ClassifyPolicy pol;
@@ -382,6 +385,13 @@ Classification classify_end(const Options& opt, const RankInfo& ri, const Superv
     pol.no_requeue_code = opt.no_requeue_code;
     pol.timeout_window_s = 60;
     Classification c = classify(sr.end, pol);
+    if (c.cls == FailureClass::Preemption) {
+        if (auto r = teardown_cause(opt, ri)) {
+            c.cls = FailureClass::PeerLost;
+            c.evidence = "SIGTERM from the step's teardown after " + r->cls + " on " + r->node + " (not a preemption)";
+            teardown_deferred = true;
+        }
+    }
     Event e(c.cls == FailureClass::Success ? "end" : "failure");
     e.add("class", failure_class_name(c.cls)).add("evidence", c.evidence).add("local", c.local)
         .add("exit_status", exit_status_of(sr.end)).add("hooks_run", sr.hooks_run).add("hooks_late", sr.hooks_late);
@@ -479,18 +489,14 @@ std::optional<Classification> resolve_peer_loss(const Options& opt, const RankIn
 }
 
 // SIGTERM because the step is torn down after another rank's failure (srun
-// ends the step, or the job was requeued) is not a preemption: true, with one
-// line per node, when this attempt has a recorded root cause.
-bool teardown_after_cause(const Options& opt, const RankInfo& ri, EventLog& log) {
-    if (ri.job_id.empty() || step_world() < 2 || !first_on_node(opt, ri, "term")) return false;
+// ends the step, or the job was requeued) is not a preemption: the recorded
+// root cause of this attempt, when there is one (asked by the node's first
+// such rank only: a real preemption of many ranks stays one query per node).
+std::optional<CauseRecord> teardown_cause(const Options& opt, const RankInfo& ri) {
+    if (ri.job_id.empty() || step_world() < 2 || !first_on_node(opt, ri, "term")) return std::nullopt;
     JobInfo info = query_job(ri.job_id);
-    auto r = info.known ? find_cause(info.comment, cause_key(env_str("SLURM_STEP_ID"), ri.restart_count)) : std::nullopt;
-    if (!r) return false;
-    std::string m = "gputopo: rank " + std::to_string(ri.rank) + " on " + ri.node +
-                    ": SIGTERM from the step's teardown after " + r->cls + " on " + r->node + " (not a preemption)";
-    say(m);
-    log.write(Event("requeue_decision").add("action", "deferred").add("root_cause", r->cls).add("message", m));
-    return true;
+    if (!info.known) return std::nullopt;
+    return find_cause(info.comment, cause_key(env_str("SLURM_STEP_ID"), ri.restart_count));
 }
 
 // Phase 7: requeue a retryable failure, once per failure across ranks.
@@ -628,7 +634,7 @@ int launcher_main(int argc, char** argv) {
     Classification c = classify_end(opt, ri, sr, log);
     int status = exit_status_of(sr.end);
     record_root_cause(opt, ri, c, log);
-    if (c.cls == FailureClass::Preemption && teardown_after_cause(opt, ri, log)) {
+    if (c.cls == FailureClass::PeerLost && teardown_deferred) {  // the root cause's rank decides
         release_node_claims();
         return status;
     }
