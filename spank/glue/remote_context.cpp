@@ -196,7 +196,6 @@ void prepare_tasks(spank_t sp, StepdState& st) {
     }
 }
 
-// user_init's work, for an active step: the binding, its tasks' work, then islands.
 // MASTER_ADDR for the framework variables, once per node (bounded: getaddrinfo
 // and at most one `scontrol show node`, 5 s each).
 void resolve_master(spank_t sp, StepdState& st) {
@@ -212,6 +211,7 @@ void resolve_master(spank_t sp, StepdState& st) {
     }
 }
 
+// user_init's work, for an active step: the binding, its tasks' work, then islands.
 void plan_node(spank_t sp, StepdState& st) {
     st.node_name = step_node_name(sp);
     resolve_master(sp, st);
@@ -332,10 +332,11 @@ const TaskWork& task_work(spank_t sp, const StepdState& st, int task, TaskWork& 
 // RANK, WORLD_SIZE, MASTER_ADDR, ... (spank/framework_task.hpp) the task has not set.
 void set_framework_env(spank_t sp, const StepdState& st, int task, const step::TaskAction& a) {
     if (!st.effective.framework) return;
+    const bool users_addr = job_getenv(sp, env::kMasterAddr).has_value();
     FrameworkTask f = framework_for_task(job_env(sp), a.set, st.master_addr);
     for (const auto& v : f.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
     if (!f.warning.empty()) say(st.node_name + ": " + f.warning);
-    if (task == 0 && !st.master_addr_warning.empty() && !job_getenv(sp, env::kMasterAddr)) say(st.master_addr_warning);
+    if (task == 0 && !users_addr && !st.master_addr_warning.empty()) say(st.node_name + ": " + st.master_addr_warning);
 }
 
 void bind_task(spank_t sp, const StepdState& st, int task) {
