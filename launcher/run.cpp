@@ -178,7 +178,8 @@ void add_framework_env(const Options& opt, const RankInfo& ri, const RankSourceV
                 CommandResult r = run_command(argv, timeout_s);
                 return std::make_pair(r.status, r.output);
             };
-            step::MasterAddr m = step::resolve_master_addr(step::step_first_node(task_getenv), runner);
+            step::MasterAddr m =
+                step::resolve_master_addr(step::step_first_node(task_getenv), runner, 5, step::read_local_slurm_conf());
             fi.master_addr = m.addr;
             if (!m.warning.empty() && ri.local_rank == 0) say("gputopo: warning: " + m.warning);
         }

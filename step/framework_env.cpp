@@ -6,13 +6,16 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
+#include <strings.h>
 
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
@@ -194,11 +197,84 @@ std::string parse_node_addr(const std::string& out, const std::string& name) {
     return "";
 }
 
-MasterAddr resolve_master_addr(const std::string& first, const CommandRunner& run, double timeout_s) {
+namespace {
+bool safe_addr(const std::string& a) {
+    if (a.empty() || a.size() > 255) return false;
+    for (char c : a)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':' || c == '_')) return false;
+    return true;
+}
+
+// The value of `key=` (case-insensitive) among the words of one slurm.conf line.
+std::string conf_word(const std::string& line, const char* key) {
+    const size_t klen = std::strlen(key);
+    size_t pos = 0;
+    while (pos < line.size()) {
+        size_t b = line.find_first_not_of(" \t", pos);
+        if (b == std::string::npos) break;
+        size_t e = line.find_first_of(" \t", b);
+        if (e == std::string::npos) e = line.size();
+        if (e - b > klen && line[b + klen] == '=' && strncasecmp(line.c_str() + b, key, klen) == 0)
+            return line.substr(b + klen + 1, e - b - klen - 1);
+        pos = e;
+    }
+    return "";
+}
+}  // namespace
+
+std::string node_addr_from_conf(const std::string& text, const std::string& name) {
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t end = text.find('\n', pos);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(pos, end - pos);
+        pos = end + 1;
+        if (size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+        const std::string names = conf_word(line, "NodeName");
+        if (names.empty() || names == "DEFAULT") continue;
+        try {
+            Hostlist hl = Hostlist::parse(names);
+            auto at = hl.index_of(name);
+            if (!at) continue;
+            const std::string addrs = conf_word(line, "NodeAddr");
+            if (addrs.empty()) return "";
+            Hostlist al = Hostlist::parse(addrs);
+            std::string a = al.count() == hl.count() ? al.nth(*at) : (al.count() == 1 ? al.nth(0) : "");
+            return safe_addr(a) ? a : "";
+        } catch (const std::exception&) {
+            continue;
+        }
+    }
+    return "";
+}
+
+std::string read_local_slurm_conf() {
+    const char* env = std::getenv("SLURM_CONF");
+    const std::string path = env && *env ? env : "/etc/slurm/slurm.conf";
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return "";
+    struct stat st {};
+    std::string out;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        char buf[65536];
+        ssize_t n;
+        while (out.size() < (4u << 20) && (n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+    }
+    close(fd);
+    return out;
+}
+
+MasterAddr resolve_master_addr(const std::string& first, const CommandRunner& run, double timeout_s,
+                               const std::string& slurm_conf) {
     MasterAddr m;
     m.addr = first;
     if (first.empty() || host_resolves(first, timeout_s)) return m;
-    std::string addr;
+    std::string addr = node_addr_from_conf(slurm_conf, first);
+    if (!addr.empty() && addr != first && host_resolves(addr, timeout_s)) {
+        m.addr = addr;
+        return m;
+    }
+    addr.clear();
     if (run) {
         auto [status, output] = run({"scontrol", "show", "node", "-o", first}, timeout_s);
         if (status == 0) addr = parse_node_addr(output, first);

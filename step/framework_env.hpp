@@ -89,13 +89,24 @@ bool host_resolves(const std::string& host, double timeout_s);
 // NodeAddr=... of `scontrol show node -o NAME` output for node `name`; "" none.
 std::string parse_node_addr(const std::string& scontrol_output, const std::string& name);
 
+// NodeAddr of `name` in slurm.conf text ("NodeName=n[1-4] NodeAddr=10.0.0.[1-4]",
+// the n-th address for the n-th name); "" when no line names it (or the line
+// gives no NodeAddr). Pure, never throws.
+std::string node_addr_from_conf(const std::string& slurm_conf_text, const std::string& name);
+
+// The text of the slurm.conf this process sees (SLURM_CONF, else
+// /etc/slurm/slurm.conf), at most 4 MiB; "" when unreadable.
+std::string read_local_slurm_conf();
+
 struct MasterAddr {
     std::string addr;     // the value for MASTER_ADDR ("" when there is no first node)
     std::string warning;  // one line when neither the name nor a NodeAddr resolves / is known
 };
-// The first node's name when it resolves, else its NodeAddr (one bounded
-// `scontrol show node -o NAME` through `run`), else the name and a warning.
-MasterAddr resolve_master_addr(const std::string& first_node, const CommandRunner& run, double timeout_s = 5);
+// The first node's name when it resolves, else its NodeAddr: from
+// `slurm_conf` (node_addr_from_conf; no RPC) else one bounded `scontrol show
+// node -o NAME` through `run`; else the name and a warning.
+MasterAddr resolve_master_addr(const std::string& first_node, const CommandRunner& run, double timeout_s = 5,
+                               const std::string& slurm_conf = "");
 
 // A runner for CommandRunner: fork/exec with stdin /dev/null, stdout+stderr
 // captured (at most 1 MiB), SIGKILL after timeout_s. `blocked`: signals the

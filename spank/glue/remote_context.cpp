@@ -196,14 +196,15 @@ void prepare_tasks(spank_t sp, StepdState& st) {
     }
 }
 
-// MASTER_ADDR for the framework variables, once per node (bounded: getaddrinfo
-// and at most one `scontrol show node`, 5 s each).
+// MASTER_ADDR for the framework variables, once per node (bounded: getaddrinfo,
+// else the NodeAddr slurm.conf gives, else at most one `scontrol show node`, 5 s each).
 void resolve_master(spank_t sp, StepdState& st) {
     if (!st.effective.framework) return;
     try {
         step::MasterAddr m = step::resolve_master_addr(
             step::step_first_node(job_env(sp)),
-            [](const std::vector<std::string>& argv, double timeout_s) { return step::run_bounded(argv, timeout_s); });
+            [](const std::vector<std::string>& argv, double timeout_s) { return step::run_bounded(argv, timeout_s); },
+            5, step::read_local_slurm_conf());
         st.master_addr = m.addr;
         st.master_addr_warning = m.warning;
     } catch (const std::exception& e) {

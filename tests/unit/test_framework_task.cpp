@@ -134,3 +134,24 @@ TEST_CASE("island node rank: GROUP_RANK in island order, uniform and uneven task
             CHECK(p.rank == g * 2 + local);  // torchrun's RANK = GROUP_RANK x LOCAL_WORLD_SIZE + LOCAL_RANK
         }
 }
+
+TEST_CASE("MASTER_ADDR: NodeAddr from slurm.conf text, position for position", "[framework]") {
+    const std::string conf = "# cluster\nNodeName=DEFAULT CPUs=8\n"
+                             "NodeName=gpu[01-04] NodeAddr=10.0.0.[11-14] Port=17001 # racks\n"
+                             "nodename=login NodeHostname=localhost nodeaddr=127.0.0.1\n"
+                             "NodeName=x1 CPUs=2\n";
+    CHECK(step::node_addr_from_conf(conf, "gpu03") == "10.0.0.13");
+    CHECK(step::node_addr_from_conf(conf, "login") == "127.0.0.1");
+    CHECK(step::node_addr_from_conf(conf, "x1").empty());     // no NodeAddr
+    CHECK(step::node_addr_from_conf(conf, "gpu05").empty());  // not there
+    CHECK(step::node_addr_from_conf("NodeName=a[1-2] NodeAddr=$(x)\n", "a1").empty());
+    // No RPC when slurm.conf names the address (and the address resolves).
+    int calls = 0;
+    auto run = [&](const std::vector<std::string>&, double) {
+        ++calls;
+        return std::make_pair(1, std::string());
+    };
+    auto m = step::resolve_master_addr("gpu02.invalid", run, 2, "NodeName=gpu02.invalid NodeAddr=127.0.0.1\n");
+    CHECK(m.addr == "127.0.0.1");
+    CHECK(calls == 0);
+}
