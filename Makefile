@@ -218,7 +218,7 @@ fuzz-run: fuzz
 # Install the Debian packages the build and the tests need, when missing.
 DEPS := g++ make pkg-config libhwloc-dev hwloc libxml2-dev catch2 \
         slurmctld slurmd slurm-client libslurm-dev munge python3 procps iproute2 valgrind \
-        graphviz man-db
+        graphviz man-db python3-torch
 deps:
 	@missing=""; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \

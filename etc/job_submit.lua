@@ -191,7 +191,25 @@ local function user_set_switches(job_desc)
     return s ~= nil and s ~= 0 and s ~= NO_VAL
 end
 
+--[[
+gputopo-launch requeues a job only when it asked (gputopo issue 19): with
+JobRequeue=1 (Slurm's default) every batch job is requeueable, so the job
+record cannot tell `sbatch --requeue` from the default. What the user typed
+is seen only here (job_desc.requeue is 1 for --requeue, 0 for --no-requeue,
+unset otherwise); it is kept in the Comment as "gputopo:requeue=asked".
+--]]
+local function mark_requeue_asked(job_desc)
+    if job_desc.requeue ~= 1 then return end
+    local c = job_desc.comment
+    if c == nil or c == "" then
+        job_desc.comment = "gputopo:requeue=asked"
+    elseif not string.find(c, "gputopo:requeue=asked", 1, true) then
+        job_desc.comment = c .. " gputopo:requeue=asked"
+    end
+end
+
 function slurm_job_submit(job_desc, part_list, submit_uid)
+    mark_requeue_asked(job_desc)
     local value = gpu_topo_value(job_desc)
     if value == nil or mode_of(value) ~= "island" then return slurm.SUCCESS end
     local sizes = layout_of(value)

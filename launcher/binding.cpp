@@ -85,7 +85,10 @@ step::Getenv step_environment(const Getenv& task_env, const std::vector<int>& st
 }
 
 std::string binding_skipped(const step::Options& opt, const Getenv& task_env, bool ranked) {
-    if (auto m = task_env(env::kMode); m && !m->empty()) return "bound by the gputopo plugin (GPUTOPO_MODE=" + *m + ")";
+    // A process torchrun (or another rank source) started inherits the plugin's
+    // binding of the whole task (every worker's GPUs): it binds itself.
+    if (auto m = task_env(env::kMode); m && !m->empty() && !ranked)
+        return "bound by the gputopo plugin (GPUTOPO_MODE=" + *m + ")";
     if (opt.mode == Mode::None) return "binding off (--gpu-topo none)";
     if (ranked) return "";
     // The plugin binds srun's steps only (not batch scripts, not outside Slurm).

@@ -17,6 +17,7 @@ const char* failure_class_name(FailureClass c) {
         case FailureClass::Timeout: return "timeout";
         case FailureClass::Preemption: return "preemption";
         case FailureClass::Failed: return "failed";
+        case FailureClass::PeerLost: return "peer_lost";
     }
     return "failed";
 }
@@ -95,14 +96,6 @@ bool find_gpu_evidence(const std::string& tail, std::string& line, bool& local) 
             local = true;
             return true;
         }
-        if (contains_any(l, {"watchdog caught collective operation timeout", "nccl watchdog", "ncclsystemerror",
-                             "nccl timeout", "collective operation timeout", "rccl watchdog",
-                             "nccl communicator was aborted"}) ||
-            (l.find("nccl") != std::string::npos && l.find("timeout") != std::string::npos)) {
-            line = clip(*it);
-            local = false;
-            return true;
-        }
     }
     return false;
 }
@@ -124,11 +117,26 @@ bool find_node_evidence(const std::string& tail, std::string& line) {
     std::vector<std::string> ls = lines_of(tail);
     for (auto it = ls.rbegin(); it != ls.rend(); ++it) {
         std::string l = lower(*it);
+        if (contains_any(l, {"node failure", "net/ib : got completion", "net/ib: got completion", "ibv_poll_cq",
+                             "transport retry counter exceeded", "no route to host"})) {
+            line = clip(*it);
+            return true;
+        }
+    }
+    return false;
+}
+
+bool find_peer_evidence(const std::string& tail, std::string& line) {
+    std::vector<std::string> ls = lines_of(tail);
+    for (auto it = ls.rbegin(); it != ls.rend(); ++it) {
+        std::string l = lower(*it);
         if (contains_any(l, {"ncclremoteerror", "remote process exited", "connection reset by peer",
-                             "connection closed by remote peer", "connection closed by peer",
-                             "node failure", "lost connection to", "net/ib : got completion",
-                             "net/ib: got completion", "ibv_poll_cq", "transport retry counter exceeded",
-                             "no route to host"})) {
+                             "connection closed by remote peer", "connection closed by peer", "lost connection to",
+                             "watchdog caught collective operation timeout", "nccl watchdog", "ncclsystemerror",
+                             "nccl timeout", "collective operation timeout", "rccl watchdog",
+                             "nccl communicator was aborted", "broken pipe", "gloo/transport"}) ||
+            (l.find("nccl") != std::string::npos && l.find("timeout") != std::string::npos) ||
+            (l.find("gloo") != std::string::npos && l.find("timed out") != std::string::npos)) {
             line = clip(*it);
             return true;
         }
@@ -176,8 +184,13 @@ Classification classify(const ChildEnd& end, const ClassifyPolicy& policy) {
     std::string line;
     bool local = false;
     if (!end.error_record.empty()) {
-        // A peer's loss first: "NCCL error ... remote process exited" is a node fault.
+        // A peer's loss first: "NCCL error ... remote process exited" is not this rank's own.
         bool gpu = find_gpu_evidence(end.error_record, line, local);
+        if (!gpu && find_peer_evidence(end.error_record, line)) {
+            c.cls = FailureClass::PeerLost;
+            c.evidence = how + "; error file: " + line;
+            return c;
+        }
         if (!gpu && find_node_evidence(end.error_record, line)) {
             c.cls = FailureClass::NodeFault;
             c.evidence = how + "; error file: " + line;
@@ -193,6 +206,11 @@ Classification classify(const ChildEnd& end, const ClassifyPolicy& policy) {
     if (find_gpu_evidence(end.stderr_tail, line, local)) {
         c.cls = FailureClass::GpuFault;
         c.local = local;
+        c.evidence = how + "; stderr: " + line;
+        return c;
+    }
+    if (find_peer_evidence(end.stderr_tail, line)) {
+        c.cls = FailureClass::PeerLost;
         c.evidence = how + "; stderr: " + line;
         return c;
     }

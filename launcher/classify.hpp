@@ -7,13 +7,18 @@
 //               error" there counts too, not local) or else in the stderr tail: NVRM Xid lines, CUDA/driver errors (not the
 //               ones a program causes itself: out of memory, device-side
 //               assert, invalid argument...), ECC / fallen off the bus / GPU
-//               lost, NCCL watchdog and collective timeouts.
+//               lost.
 //   user_error  exit code in --no-requeue-exit, or the reserved code (78).
 //   timeout     the launcher got SIGTERM and the job's end time is (about) now.
 //   preemption  the launcher got SIGTERM at another time (preemption, scancel).
 //   success     exit 0.
-//   node_fault  a peer rank or node lost (NCCL remote errors, connection
-//               reset/closed by peer, srun's node failure lines).
+//   peer_lost   this rank died because a peer did (connection reset/closed
+//               by peer, NCCL remote errors, "remote process exited", NCCL
+//               watchdog and collective timeouts): not a cause of its own. It
+//               defers to the cause another rank records in the job's record
+//               (launcher/root_cause.hpp); with none within --peer-wait it
+//               counts as node_fault (a node or its launcher died unseen).
+//   node_fault  a node lost (srun's node failure lines, IB transport errors).
 //   failed      anything else (a crash, exit 1 with a traceback ...).
 // `local` tells whether the evidence points at this node (Xid, CUDA, a
 // preflight): only then is this node kept out of the next attempt. A NCCL
@@ -26,7 +31,7 @@
 
 namespace gputopo::launch {
 
-enum class FailureClass { Success, UserError, GpuFault, NodeFault, Timeout, Preemption, Failed };
+enum class FailureClass { Success, UserError, GpuFault, NodeFault, Timeout, Preemption, Failed, PeerLost };
 const char* failure_class_name(FailureClass c);  // "success", "user_error", "gpu_fault", ...
 
 struct ChildEnd {
@@ -64,6 +69,9 @@ int exit_status_of(const ChildEnd& end);
 // Returns false when nothing matches. Exposed for tests.
 bool find_gpu_evidence(const std::string& tail, std::string& line, bool& local);
 bool find_node_evidence(const std::string& tail, std::string& line);
+// A peer's loss seen here (connection closed/reset by peer, NCCL remote
+// errors, NCCL/gloo timeouts).
+bool find_peer_evidence(const std::string& tail, std::string& line);
 // A NCCL error line (as torch raises it: "DistBackendError: NCCL error in: ...");
 // `local` when it names an unhandled CUDA error.
 bool find_nccl_error(const std::string& text, std::string& line, bool& local);

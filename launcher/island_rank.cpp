@@ -1,5 +1,6 @@
 #include "launcher/island_rank.hpp"
 
+#include "step/framework_env.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/fabric/island_sources.hpp"
 #include "topo/fabric/slurm_islands.hpp"
@@ -40,6 +41,7 @@ IslandRankOutcome island_rank(const Options& opt, const std::string& node, int l
     if (opt.rank_order != "island") return out;
     if (auto r = getenv_fn(env::kRank); r && !r->empty()) {
         out.rank = *r;
+        out.node_rank = getenv_fn(env::kNodeRankIsland).value_or("");
         out.note = "RANK follows GPUTOPO_RANK (island order, set by the plugin)";
         return out;
     }
@@ -59,6 +61,7 @@ IslandRankOutcome island_rank(const Options& opt, const std::string& node, int l
         TaskIslands ti = task_islands(m.map, node, plan, local_id, getenv_fn);
         out.env = ti.set;
         out.rank = std::to_string(ti.placement.rank);
+        out.node_rank = std::to_string(ti.node_rank);
         out.note = "RANK follows the island order of " + m.sources + ": island " + ti.placement.island + ", rank " +
                    out.rank;
     } catch (const std::exception& e) {
@@ -72,18 +75,9 @@ std::vector<EnvVar> island_procid_env(const std::string& rank, const std::string
     return {{"SLURM_PROCID", rank, false}, {"GPUTOPO_SLURM_PROCID", slurm_procid, false}};
 }
 
-void apply_island_rank(std::vector<EnvVar>& wanted, const std::string& rank) {
+void apply_island_rank(std::vector<EnvVar>& wanted, const std::string& rank, const std::string& node_rank) {
     if (rank.empty()) return;
-    // ROLE_RANK is RANK for torchrun's single role.
-    for (const char* name : {env::kRankVar, env::kRoleRank}) {
-        bool found = false;
-        for (EnvVar& v : wanted)
-            if (v.name == name) {
-                v.value = rank;
-                found = true;
-            }
-        if (!found) wanted.push_back({name, rank, true});
-    }
+    step::apply_island_order(wanted, rank, node_rank);
 }
 
 }  // namespace gputopo::launch

@@ -17,6 +17,7 @@ namespace gputopo::launch {
 struct IslandRankOutcome {
     std::vector<EnvVar> env;  // GPUTOPO_ISLAND* and GPUTOPO_RANK when computed here (plugin absent)
     std::string rank;         // the value RANK should take, "" when unknown
+    std::string node_rank;    // the value GROUP_RANK / NODE_RANK should take, "" when unknown
     std::string note;         // why RANK stays SLURM_PROCID, or where the rank came from
     std::string warning;      // --layout: groups that straddle (said by the task of rank 0 only), "" none
 };
@@ -34,8 +35,9 @@ IslandRankOutcome island_rank(const Options& opt, const std::string& node, int l
 // --multi-prog chose the program by Slurm's task id. Empty when `rank` is.
 std::vector<EnvVar> island_procid_env(const std::string& rank, const std::string& slurm_procid);
 
-// Sets RANK in `wanted` (the framework variables) to `rank` (keeping
-// user_wins: a RANK the user exported still wins).
-void apply_island_rank(std::vector<EnvVar>& wanted, const std::string& rank);
+// Sets RANK and ROLE_RANK in `wanted` (the framework variables) to `rank`,
+// GROUP_RANK and NODE_RANK to `node_rank` (keeping user_wins: a value the
+// user exported still wins); step::apply_island_order.
+void apply_island_rank(std::vector<EnvVar>& wanted, const std::string& rank, const std::string& node_rank = "");
 
 }  // namespace gputopo::launch

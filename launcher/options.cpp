@@ -206,8 +206,11 @@ const std::vector<Spec>& specs() {
          [](Options& o, const std::string& w, const std::string& v) {
              o.no_requeue_code = static_cast<int>(parse_integer(w, v, 1, 255, "an exit code 1-255"));
          }},
-        {"requeue", true, "yes|no", "requeue the job on a retryable failure (default yes)",
-         [](Options& o, const std::string& w, const std::string& v) { o.requeue = parse_bool(w, v); }},
+        {"requeue", true, "yes|no", "requeue on a retryable failure: yes even when the job did not ask (default: when sbatch --requeue asked)",
+         [](Options& o, const std::string& w, const std::string& v) {
+             o.requeue = parse_bool(w, v);
+             o.requeue_explicit = o.requeue;
+         }},
         {"no-requeue", false, "", "never requeue", [](Options& o, const std::string&, const std::string&) { o.requeue = false; }},
         {"requeue-on", true, "CLASSES", "retryable classes (default gpu_fault,node_fault)",
          [](Options& o, const std::string& w, const std::string& v) {
@@ -222,9 +225,15 @@ const std::vector<Spec>& specs() {
              }
              o.requeue_on = out;
          }},
-        {"max-restarts", true, "N", "restart budget against SLURM_RESTART_COUNT (default 3)",
+        {"max-restarts", true, "N", "restart budget against SLURM_RESTART_COUNT (default TORCHELASTIC_MAX_RESTARTS, else 3)",
          [](Options& o, const std::string& w, const std::string& v) {
              o.max_restarts = static_cast<int>(parse_integer(w, v, 0, 100000, "a non-negative integer"));
+             o.max_restarts_explicit = true;
+         }},
+        {"peer-wait", true, "DURATION", "a rank that died of a peer's loss waits this long for the root cause (default 10s)",
+         [](Options& o, const std::string& w, const std::string& v) {
+             o.peer_wait_s = parse_duration(v, w);
+             if (o.peer_wait_s > 600) bad(w, v, "a duration up to 10m");
          }},
         {"backoff", true, "DURATION", "hold before a restart, doubled per restart (default 0: Slurm's own hold)",
          [](Options& o, const std::string& w, const std::string& v) { o.backoff_s = parse_duration(v, w); }},
@@ -358,6 +367,14 @@ Options parse_options(int argc, const char* const* argv, const Getenv& getenv_fn
         s->set(o, "--" + key, value);
     }
     for (; i < argc; ++i) o.command.push_back(argv[i]);
+    // One budget: --max-restarts (command line, GPUTOPO_LAUNCH_MAX_RESTARTS or
+    // the config file) wins; else TORCHELASTIC_MAX_RESTARTS (torchrun's
+    // --max_restarts, or the user's); else 3. The program gets that value.
+    if (!o.max_restarts_explicit) {
+        if (auto v = getenv_fn("TORCHELASTIC_MAX_RESTARTS"); v && !v->empty())
+            o.max_restarts = static_cast<int>(
+                parse_integer("TORCHELASTIC_MAX_RESTARTS", *v, 0, 100000, "a non-negative integer"));
+    }
     return o;
 }
 

@@ -74,8 +74,11 @@ struct Options {
     std::vector<int> no_requeue_exit;      // exit codes meaning a permanent user error
     int no_requeue_code = 78;              // the reserved "do not requeue" exit code (EX_CONFIG)
     bool requeue = true;
+    bool requeue_explicit = false;         // --requeue yes: requeue even when the job did not ask (sbatch --requeue)
     std::vector<std::string> requeue_on = {"gpu_fault", "node_fault"};
-    int max_restarts = 3;
+    int max_restarts = 3;                  // --max-restarts, else TORCHELASTIC_MAX_RESTARTS, else 3
+    bool max_restarts_explicit = false;    // --max-restarts given
+    double peer_wait_s = 10;               // --peer-wait: how long a peer_lost rank waits for a root cause
     double backoff_s = 0;                  // 0: Slurm's own requeue hold (~120 s); else BASE*2^restarts
     std::string state_dir;                 // shared dir for one-leader-per-failure (optional)
     std::string node_state_dir;            // this node's base dir for the leader claim, %n = node ("" default)

@@ -1,5 +1,6 @@
 #include "launcher/requeue.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -49,6 +50,13 @@ RequeueDecision decide_requeue(const Classification& c, const Options& o, const 
         d.action = RequeueAction::NotAllowed;
         d.message = "gputopo: " + what + " is retryable, but the job cannot be requeued (" +
                     (!in.in_batch_job ? std::string("not a batch job") : std::string("submitted without --requeue")) + ")";
+        return d;
+    }
+    if (!in.requeue_asked && !o.requeue_explicit) {
+        d.action = RequeueAction::NotAllowed;
+        d.message = "gputopo: " + what +
+                    " is retryable, but the job did not ask for a requeue (submit with sbatch --requeue, or give "
+                    "gputopo-launch --requeue yes; Slurm's JobRequeue=1 default alone does not count)";
         return d;
     }
     if (in.restart_count >= o.max_restarts) {
@@ -154,8 +162,31 @@ std::string node_state_base(const std::string& option, const std::string& node, 
     return tmpdir.empty() ? "/tmp" : tmpdir;
 }
 
+void sweep_stale_claims(const std::string& dir, double stale_after_s) {
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return;
+    const time_t now = ::time(nullptr);
+    int seen = 0;
+    while (dirent* e = ::readdir(d)) {
+        if (++seen > 4096) break;  // bounded: what is left goes at the next claim
+        std::string name = e->d_name;
+        if (name.rfind("gputopo-launch.", 0) != 0 || name.size() < 7 || name.compare(name.size() - 7, 7, ".leader") != 0)
+            continue;
+        struct stat st {};
+        if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            static_cast<double>(now - st.st_mtime) > stale_after_s)
+            ::unlinkat(::dirfd(d), name.c_str(), 0);
+    }
+    ::closedir(d);
+}
+
+void release_claim(const std::string& dir, const std::string& key) {
+    if (!dir.empty()) ::unlink((dir + "/gputopo-launch." + key + ".leader").c_str());
+}
+
 bool claim_leadership(const std::string& dir, const std::string& key, double stale_after_s) {
     if (dir.empty()) return true;  // no safe place: slurmctld arbitrates
+    sweep_stale_claims(dir, stale_after_s);
     std::string path = dir + "/gputopo-launch." + key + ".leader";
     for (int attempt = 0; attempt < 2; ++attempt) {
         int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -16,6 +16,9 @@
 // across nodes, slurmctld decides: after the first `scontrol requeue` the job
 // is no longer running and the others' requeue fails ("pending"), so they
 // exit quietly. The budget: SLURM_RESTART_COUNT (unset = 0) < --max-restarts.
+// Only a job that asked is requeued: sbatch --requeue (recorded by the shipped
+// job_submit.lua, or Requeue=1 where JobRequeue=0) or gputopo-launch --requeue
+// yes; Slurm's JobRequeue=1 default alone does not count.
 #pragma once
 
 #include <string>
@@ -29,6 +32,7 @@ namespace gputopo::launch {
 struct RequeueInputs {
     bool in_batch_job = false;      // SLURM_JOB_ID set and the job is a batch job
     bool requeue_allowed = false;   // the job's Requeue=1
+    bool requeue_asked = false;     // the job asked (launcher/root_cause.hpp job_asked_requeue)
     int restart_count = 0;          // SLURM_RESTART_COUNT, 0 when unset
     std::string node;               // this node (SLURMD_NODENAME)
 };
@@ -72,6 +76,12 @@ std::string private_state_dir(const std::string& base);
 // "" or unusable (then slurmctld arbitrates). A claim older than stale_after_s
 // belongs to an earlier job with the same id and is taken over.
 bool claim_leadership(const std::string& dir, const std::string& key, double stale_after_s = 300);
+// Removes this directory's claims older than stale_after_s (at most 4096
+// entries a call): each claim made after a job's end clears earlier jobs' ones,
+// so claims do not pile up in /dev/shm with no epilog (claim_leadership calls it).
+void sweep_stale_claims(const std::string& dir, double stale_after_s);
+// Removes a claim made with claim_leadership (its owner is done).
+void release_claim(const std::string& dir, const std::string& key);
 
 struct RequeueResult {
     bool requeued = false;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 
 #include <cstdio>
@@ -23,6 +24,7 @@
 #include "launcher/options.hpp"
 #include "launcher/rank_sources.hpp"
 #include "launcher/requeue.hpp"
+#include "launcher/root_cause.hpp"
 #include "launcher/slurm_ctl.hpp"
 #include "launcher/supervisor.hpp"
 #include "readers/readers.hpp"
@@ -30,6 +32,7 @@
 #include "step/topology_path.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/strings.hpp"
 #include "topo/core/version.hpp"
 
 namespace gputopo::launch {
@@ -57,6 +60,26 @@ int env_int(const char* name, int fallback) {
 std::string env_str(const char* name) { return task_getenv(name).value_or(""); }
 
 void say(const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); }
+
+// GPUTOPO_FRAMEWORK_SET: the framework variables the plugin set for this task
+// (not the user's). A torchrun worker inherits the list from torchrun's task
+// but its RANK, LOCAL_RANK, ... are torchrun's: the list does not apply there.
+std::vector<std::string> plugin_framework_names(const Getenv& get) {
+    if (get(env::kTorchelasticUseAgentStore)) return {};
+    auto v = get(env::kFrameworkSet);
+    return v ? split_nonempty(*v, ',') : std::vector<std::string>{};
+}
+
+// `get` with `names` unset.
+Getenv hiding(const Getenv& get, const std::vector<std::string>& names) {
+    if (names.empty()) return get;
+    return [get, names](const std::string& n) -> std::optional<std::string> {
+        if (std::find(names.begin(), names.end(), n) != names.end()) return std::nullopt;
+        return get(n);
+    };
+}
+
+std::vector<std::string> plugin_names;  // plugin_framework_names(), read once in launcher_main
 
 // --framework=jax: the shared GPU view instead of isolate (JAX narrows each
 // process to device SLURM_LOCALID itself).
@@ -149,6 +172,17 @@ void add_framework_env(const Options& opt, const RankInfo& ri, const RankSourceV
         fi.error_file = resolve_error_file(opt, ri.job_id, ri.rank, ri.restart_count);
         fi.master_addr = rs.source.master_addr;
         fi.master_port = rs.source.master_port;
+        if (fi.master_addr.empty() && !real_getenv(env::kMasterAddr)) {
+            // The first node's name, else its NodeAddr (one bounded scontrol).
+            auto runner = [](const std::vector<std::string>& argv, double timeout_s) {
+                CommandResult r = run_command(argv, timeout_s);
+                return std::make_pair(r.status, r.output);
+            };
+            step::MasterAddr m =
+                step::resolve_master_addr(step::step_first_node(task_getenv), runner, 5, step::read_local_slurm_conf());
+            fi.master_addr = m.addr;
+            if (!m.warning.empty() && ri.local_rank == 0) say("gputopo: warning: " + m.warning);
+        }
         for (auto& v : framework_env(task_getenv, fi)) wanted.push_back(v);
     } catch (const ParseError& e) {
         say("gputopo: " + std::string(e.what()) + "; framework variables not set");
@@ -159,12 +193,24 @@ void add_framework_env(const Options& opt, const RankInfo& ri, const RankSourceV
 // the launcher binds it without a Slurm job step.
 bool ranked_outside_slurm(const RankSourceView& rs) { return rs.source.name != "slurm" && rs.source.name != "none"; }
 
+// Rank 0 of a Slurm step (not under torchrun, whose agent holds the port):
+// is MASTER_PORT free here? One line when it is not.
+void check_master_port(const RankInfo& ri, const Prepared& p) {
+    if (real_getenv(env::kTorchelasticUseAgentStore)) return;
+    if (real_getenv(env::kFrameworkSet)) return;  // the plugin checked it in this task already
+    const std::string rank = final_value(p.env, real_getenv, env::kRankVar);
+    const std::string port = final_value(p.env, real_getenv, env::kMasterPort);
+    if (rank != "0" || port.empty() || port.size() > 5 || ri.job_id.empty()) return;
+    std::string clash = port_clash(std::atoi(port.c_str()));
+    if (!clash.empty()) say("gputopo: " + clash);
+}
+
 // Phase 1: the environment and the binding (nothing applied yet).
 Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& rs) {
     Prepared p;
     add_framework_env(opt, ri, rs, p.wanted);
     IslandRankOutcome ir = island_rank(opt, ri.node, ri.local_rank, task_getenv);
-    apply_island_rank(p.wanted, ir.rank);
+    apply_island_rank(p.wanted, ir.rank, ir.node_rank);
     if (opt.island_procid && (opt.rank_order == "island" || !opt.layout.empty()))
         for (auto& v : island_procid_env(ir.rank, env_str("SLURM_PROCID"))) p.wanted.push_back(v);
     if (!ir.note.empty() && speaks(opt, ri) && (ir.rank.empty() || opt.verbose)) say("gputopo: " + ir.note);
@@ -177,7 +223,15 @@ Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& r
     if (!opt.nccl_topo_file.empty()) add_nccl_topo_file(opt, ri, node, p.wanted);
     for (auto& v : nccl_socket_env(list_interfaces())) p.wanted.push_back(v);
     p.wanted.push_back({"GPUTOPO_NO_REQUEUE_EXIT", std::to_string(opt.no_requeue_code), false});
-    p.env = keep_user_values(p.wanted, with_nccl_conf(real_getenv, nccl_conf_values(real_getenv, opt.sysroot)));
+    // The plugin's framework variables stay as user values do, but those that
+    // --rank-order=island recomputes here are the launcher's.
+    std::vector<std::string> ours;
+    if (opt.rank_order == "island" && !ir.rank.empty())
+        for (const char* n : {env::kRankVar, env::kRoleRank, env::kGroupRank, env::kNodeRank})
+            if (std::find(plugin_names.begin(), plugin_names.end(), n) != plugin_names.end()) ours.push_back(n);
+    p.env = keep_user_values(p.wanted,
+                             with_nccl_conf(hiding(real_getenv, ours), nccl_conf_values(real_getenv, opt.sysroot)));
+    check_master_port(ri, p);
     const std::string& note = p.binding.note;
     if (!p.binding.bound && note.find("running unbound") != std::string::npos && speaks(opt, ri))
         say("gputopo: warning: " + note);
@@ -241,7 +295,8 @@ bool apply(const Options& opt, const RankInfo& ri, const Prepared& p, EventLog& 
     for (const auto& v : p.env.set) setenv(v.name.c_str(), v.value.c_str(), 1);
     for (const auto& v : p.env.kept) {
         std::string ours = p.wanted_value(v.name);
-        if (speaks(opt, ri) && ours != v.value)
+        const bool from_plugin = std::find(plugin_names.begin(), plugin_names.end(), v.name) != plugin_names.end();
+        if (speaks(opt, ri) && ours != v.value && !from_plugin)
             say("gputopo: kept " + v.name + "=" + v.value + " set by the user (gputopo would set " + ours + ")");
         log.write(Event("env_kept").add("name", v.name).add("value", v.value).add("ours", ours));
     }
@@ -326,6 +381,9 @@ void read_error_file(const std::string& error_file, SuperviseResult& sr, EventLo
     }
 }
 
+bool teardown_deferred = false;  // classify_end found this SIGTERM to follow a recorded root cause
+std::optional<CauseRecord> teardown_cause(const Options& opt, const RankInfo& ri);
+
 // Phase 6: how the program ended; logs it and says so.
 Classification classify_end(const Options& opt, const RankInfo& ri, const SuperviseResult& sr, EventLog& log) {
     ClassifyPolicy pol;
@@ -333,6 +391,13 @@ Classification classify_end(const Options& opt, const RankInfo& ri, const Superv
     pol.no_requeue_code = opt.no_requeue_code;
     pol.timeout_window_s = 60;
     Classification c = classify(sr.end, pol);
+    if (c.cls == FailureClass::Preemption) {
+        if (auto r = teardown_cause(opt, ri)) {
+            c.cls = FailureClass::PeerLost;
+            c.evidence = "SIGTERM from the step's teardown after " + r->cls + " on " + r->node + " (not a preemption)";
+            teardown_deferred = true;
+        }
+    }
     Event e(c.cls == FailureClass::Success ? "end" : "failure");
     e.add("class", failure_class_name(c.cls)).add("evidence", c.evidence).add("local", c.local)
         .add("exit_status", exit_status_of(sr.end)).add("hooks_run", sr.hooks_run).add("hooks_late", sr.hooks_late);
@@ -344,6 +409,100 @@ Classification classify_end(const Options& opt, const RankInfo& ri, const Superv
         say("gputopo: rank " + std::to_string(ri.rank) + " on " + ri.node + ": " + failure_class_name(c.cls) + ": " +
             c.evidence);
     return c;
+}
+
+// The per-node election key for `what` in this attempt.
+std::string attempt_key(const RankInfo& ri, const char* what) {
+    std::string cluster = env_str("SLURM_CLUSTER_NAME");
+    // The node's name too: a directory several nodes share must not elect one for all.
+    return std::string(what) + "." + (cluster.empty() ? "" : cluster + ".") + ri.job_id + "." +
+           env_str("SLURM_STEP_ID") + "." + std::to_string(ri.restart_count) + "." + ri.node;
+}
+
+// The claims first_on_node() won, removed when the launcher is done with
+// them (release_node_claims): a rank of the node that comes later finds the
+// cause already recorded or re-reads it, both harmless. The requeue claim
+// stays (a late rank must not requeue the next attempt); stale ones are swept.
+std::vector<std::pair<std::string, std::string>> node_claims;
+
+bool first_on_node(const Options& opt, const RankInfo& ri, const char* what) {
+    std::string dir = private_state_dir(node_state_base(opt.node_state_dir, ri.node, env_str("TMPDIR")));
+    const std::string key = attempt_key(ri, what);
+    if (!claim_leadership(dir, key)) return false;
+    node_claims.emplace_back(dir, key);
+    return true;
+}
+
+void release_node_claims() {
+    for (const auto& [dir, key] : node_claims) release_claim(dir, key);
+    node_claims.clear();
+}
+
+int step_world() { return env_int("SLURM_STEP_NUM_TASKS", env_int("SLURM_NTASKS", 1)); }
+
+// Phase 6b (launcher/root_cause.hpp): a rank with a cause of its own records
+// it in the job's Comment (the first such rank of its node).
+void record_root_cause(const Options& opt, const RankInfo& ri, const Classification& c, EventLog& log) {
+    if (ri.job_id.empty() || step_world() < 2 || !is_root_cause(c.cls)) return;
+    if (!first_on_node(opt, ri, "cause")) return;
+    const std::string key = cause_key(env_str("SLURM_STEP_ID"), ri.restart_count);
+    JobInfo info = query_job(ri.job_id);
+    if (!info.known || find_cause(info.comment, key)) return;
+    std::string comment = merge_cause(info.comment, {failure_class_name(c.cls), ri.node, key});
+    CommandResult u = run_command({"scontrol", "update", "JobId=" + ri.job_id, "Comment=" + comment}, 15);
+    log.write(Event("root_cause").add("class", failure_class_name(c.cls)).add("recorded", u.status == 0));
+}
+
+// Phase 6c: a peer_lost rank defers to the root cause recorded within
+// --peer-wait; none: node_fault. Returns nullopt when this rank leaves the
+// decision to another (the cause's own rank, or its node's first peer_lost rank).
+std::optional<Classification> resolve_peer_loss(const Options& opt, const RankInfo& ri, const Classification& c,
+                                                EventLog& log) {
+    if (ri.job_id.empty()) {
+        Classification n = c;
+        n.cls = FailureClass::NodeFault;
+        return n;
+    }
+    if (!first_on_node(opt, ri, "peer")) {
+        log.write(Event("requeue_decision").add("action", "left_to_leader").add("message", "another rank of this node waits for the root cause"));
+        return std::nullopt;
+    }
+    const std::string key = cause_key(env_str("SLURM_STEP_ID"), ri.restart_count);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+        JobInfo info = query_job(ri.job_id);
+        if (auto r = info.known ? find_cause(info.comment, key) : std::nullopt) {
+            std::string m = "gputopo: rank " + std::to_string(ri.rank) + " on " + ri.node + " lost a peer (" +
+                            c.evidence + "); the root cause decides: " + r->cls + " on " + r->node;
+            say(m);  // once per node: the node's first peer_lost rank
+            log.write(Event("requeue_decision").add("action", "deferred").add("root_cause", r->cls)
+                          .add("root_cause_node", r->node).add("message", m));
+            return std::nullopt;
+        }
+        if (!info.known || (info.state != "RUNNING" && info.state != "COMPLETING" && !info.state.empty())) break;
+        double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (waited >= opt.peer_wait_s) break;
+        usleep(static_cast<useconds_t>(std::min(1.0, opt.peer_wait_s - waited) * 1e6));
+    }
+    Classification n = c;
+    n.cls = FailureClass::NodeFault;
+    n.local = false;
+    n.evidence = "a peer was lost and no rank recorded a cause within " + format_duration(opt.peer_wait_s) +
+                 " (a node or its launcher died): " + c.evidence;
+    say("gputopo: rank " + std::to_string(ri.rank) + " on " + ri.node + ": node_fault: " + n.evidence);
+    log.write(Event("failure").add("class", "node_fault").add("evidence", n.evidence).add("local", false));
+    return n;
+}
+
+// SIGTERM because the step is torn down after another rank's failure (srun
+// ends the step, or the job was requeued) is not a preemption: the recorded
+// root cause of this attempt, when there is one (asked by the node's first
+// such rank only: a real preemption of many ranks stays one query per node).
+std::optional<CauseRecord> teardown_cause(const Options& opt, const RankInfo& ri) {
+    if (ri.job_id.empty() || step_world() < 2 || !first_on_node(opt, ri, "term")) return std::nullopt;
+    JobInfo info = query_job(ri.job_id);
+    if (!info.known) return std::nullopt;
+    return find_cause(info.comment, cause_key(env_str("SLURM_STEP_ID"), ri.restart_count));
 }
 
 // Phase 7: requeue a retryable failure, once per failure across ranks.
@@ -365,6 +524,7 @@ void requeue_if_due(const Options& opt, const RankInfo& ri, const Classification
     RequeueInputs rq;
     rq.in_batch_job = info.known && info.batch;
     rq.requeue_allowed = info.requeue_allowed;
+    rq.requeue_asked = job_asked_requeue(info.comment, info.requeue_allowed, local_conf_value("JobRequeue"));
     rq.restart_count = ri.restart_count;
     rq.node = ri.node;
     RequeueDecision d = decide_requeue(c, opt, rq);
@@ -427,7 +587,8 @@ int launcher_main(int argc, char** argv) {
     // The readers' module the user names (an install outside PREFIX, a
     // container): loaded into the user's own process only.
     if (const char* m = secure_getenv(env::kLaunchTopologyModule); m && *m) readers::set_readers_module(m);
-    const RankSourceView rs = rank_source_view(opt, real_getenv);
+    plugin_names = plugin_framework_names(real_getenv);
+    const RankSourceView rs = rank_source_view(opt, hiding(real_getenv, plugin_names));
     task_getenv = rs.getenv;
     const RankInfo ri = rank_info();
     EventLog log;
@@ -472,8 +633,24 @@ int launcher_main(int argc, char** argv) {
     if (p.binding.exchange) forget_step_gpus(*p.binding.exchange);
     shield_from_termination();
     read_error_file(error_file, sr, log);
+    // Ours is read once, here: it does not outlive the run (a TORCHELASTIC_ERROR_FILE
+    // torchrun or the user set is theirs to keep).
+    if (!error_file.empty() && error_file == resolve_error_file(opt, ri.job_id, ri.rank, ri.restart_count))
+        unlink(error_file.c_str());
     Classification c = classify_end(opt, ri, sr, log);
     int status = exit_status_of(sr.end);
+    record_root_cause(opt, ri, c, log);
+    if (c.cls == FailureClass::PeerLost && teardown_deferred) {  // the root cause's rank decides
+        release_node_claims();
+        return status;
+    }
+    if (c.cls == FailureClass::PeerLost) {
+        auto decided = resolve_peer_loss(opt, ri, c, log);
+        release_node_claims();
+        if (!decided) return status;
+        c = *decided;
+    }
+    release_node_claims();
     if (c.cls == FailureClass::Success || !retryable(c.cls, opt)) return status;
     requeue_if_due(opt, ri, c, status, log);
     return status;

@@ -15,65 +15,18 @@
 #include <sstream>
 
 #include "launcher/child.hpp"
+#include "step/framework_env.hpp"
 
 namespace gputopo::launch {
 
 CommandResult run_command(const std::vector<std::string>& argv, double timeout_s, Signals sig) {
-    const sigset_t child_mask = [&] {
-        sigset_t m;
-        sigemptyset(&m);
-        return sig == Signals::Shielded ? termination_signals() : m;
-    }();
+    sigset_t child_mask;
+    if (sig == Signals::Shielded) child_mask = termination_signals();
+    else sigemptyset(&child_mask);
+    auto [status, output] = step::run_bounded(argv, timeout_s, &child_mask);
     CommandResult r;
-    if (argv.empty()) return r;
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) return r;
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return r;
-    }
-    if (pid == 0) {
-        struct sigaction dfl {};
-        dfl.sa_handler = SIG_DFL;
-        for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaction(s, &dfl, nullptr);
-        sigprocmask(SIG_SETMASK, &child_mask, nullptr);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0) dup2(devnull, 0);
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        execvp(args[0], args.data());
-        _exit(127);
-    }
-    close(fds[1]);
-    auto start = std::chrono::steady_clock::now();
-    char buf[4096];
-    bool timed_out = false;
-    for (;;) {
-        double left = timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (left <= 0) {
-            timed_out = true;
-            break;
-        }
-        pollfd p{fds[0], POLLIN, 0};
-        int n = poll(&p, 1, static_cast<int>(left * 1000) + 1);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) continue;
-        ssize_t got = read(fds[0], buf, sizeof buf);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) break;
-        if (r.output.size() < (1u << 20)) r.output.append(buf, static_cast<size_t>(got));
-    }
-    close(fds[0]);
-    if (timed_out) kill(pid, SIGKILL);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    if (!timed_out && WIFEXITED(st)) r.status = WEXITSTATUS(st);
+    r.status = status;
+    r.output = std::move(output);
     return r;
 }
 
@@ -181,7 +134,6 @@ std::string slurm_conf_value(const std::string& text, const std::string& key) {
     return "";
 }
 
-namespace {
 std::string local_conf_value(const char* key) {
     const char* env = std::getenv("SLURM_CONF");
     std::string path = env && *env ? env : "/etc/slurm/slurm.conf";
@@ -191,7 +143,6 @@ std::string local_conf_value(const char* key) {
     ss << in.rdbuf();
     return slurm_conf_value(ss.str(), key);
 }
-}  // namespace
 
 std::string local_proctrack_type() { return local_conf_value("ProctrackType"); }
 

@@ -51,6 +51,9 @@ JobInfo parse_squeue_job(const std::string& output);
 
 // The value of `key` (case-insensitive) in slurm.conf text; "" if absent.
 std::string slurm_conf_value(const std::string& conf_text, const std::string& key);
+// The value of `key` in the slurm.conf this task sees (SLURM_CONF, else
+// /etc/slurm/slurm.conf); "" when absent or unreadable.
+std::string local_conf_value(const char* key);
 // ProctrackType from the slurm.conf this task sees (SLURM_CONF, else
 // /etc/slurm/slurm.conf); a file read, no RPC. "" unknown.
 std::string local_proctrack_type();

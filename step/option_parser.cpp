@@ -10,7 +10,7 @@ namespace gputopo::step {
 
 namespace {
 
-const char* kChoices = "expected none, closest or island; flags: verbose, strict, isolate, share, membind, wholecores, help";
+const char* kChoices = "expected none, closest or island; flags: verbose, strict, isolate, share, membind, wholecores, noframework, help";
 
 bool mode_from_word(const std::string& w, Mode& m) {
     if (w == "none") m = Mode::None;
@@ -41,6 +41,7 @@ Options parse_gpu_topo(const std::string& value, const std::string& where) {
         else if (w == "share") o.share = true;
         else if (w == "membind") o.membind = true;
         else if (w == "wholecores") o.whole_cores = true;
+        else if (w == "noframework") o.framework = false;
         else if (w == "help") o.help = true;
         else if (w.size() > 3 && (w.compare(0, 3, "tp=") == 0 || w.compare(0, 3, "cp=") == 0 || w.compare(0, 3, "ep=") == 0 ||
                                   w.compare(0, 3, "dp=") == 0 || w.compare(0, 3, "pp=") == 0 || w.compare(0, 6, "order=") == 0))
@@ -50,7 +51,7 @@ Options parse_gpu_topo(const std::string& value, const std::string& where) {
         else {
             Mode ignored;
             if (mode_from_word(w, ignored))
-                throw ParseError("a second mode '" + w + "' in " + input + " (one mode first, then flags: verbose, strict, isolate, share, membind, wholecores, help)");
+                throw ParseError("a second mode '" + w + "' in " + input + " (one mode first, then flags: verbose, strict, isolate, share, membind, wholecores, noframework, help)");
             throw ParseError("unknown flag '" + w + "' in " + input + " (" + kChoices + ")");
         }
     }
@@ -76,6 +77,7 @@ std::string to_string(const Options& o) {
     if (o.share) s += ",share";
     if (o.membind) s += ",membind";
     if (o.whole_cores) s += ",wholecores";
+    if (!o.framework) s += ",noframework";
     if (o.help) s += ",help";
     if (!o.layout.empty()) s += "," + o.layout;
     return s;
@@ -96,6 +98,8 @@ std::string help_text() {
            "gputopo:   membind  allocate memory only on the GPUs' NUMA node(s) (strict; default: preferred)\n"
            "gputopo:   wholecores  more tasks than cores near their GPUs: whole cores further away\n"
            "gputopo:            instead of the near cores' hardware threads (the default)\n"
+           "gputopo:   noframework  do not set RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK,\n"
+           "gputopo:            NODE_RANK, MASTER_ADDR, MASTER_PORT, ... (set by default, never over the user's)\n"
            "gputopo:   help     print this text\n"
            "gputopo: example: srun --gpus-per-task=1 --gpu-topo=island,verbose ./app\n";
 }

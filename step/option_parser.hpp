@@ -16,6 +16,7 @@ struct Options {
     bool share = false;    // every task sees all the step's GPUs, even with several per task
     bool membind = false;  // strict memory binding (MPOL_BIND); default: preferred (MPOL_PREFERRED[_MANY])
     bool whole_cores = false;  // PlanRequest::whole_cores: whole cores elsewhere, not local hardware threads
+    bool framework = true; // the plugin sets RANK, WORLD_SIZE, MASTER_ADDR, ... (flag noframework: not)
     bool help = false;     // print the help text and fail
     // island mode: a parallel layout given as words of the value
     // ("island,tp=8,pp=4,order=tp-cp-ep-dp-pp" -> "tp=8,pp=4,order=..."), checked by
@@ -24,7 +25,7 @@ struct Options {
 };
 
 // Throws ParseError, e.g. "unknown mode 'x' in --gpu-topo=x (expected
-// none, closest or island; flags: verbose, strict, isolate, share, membind, wholecores, help)".
+// none, closest or island; flags: verbose, strict, isolate, share, membind, wholecores, noframework, help)".
 // `where` names the input in messages ("--gpu-topo=" or "default=").
 Options parse_gpu_topo(const std::string& value, const std::string& where = "--gpu-topo=");
 

@@ -26,6 +26,7 @@ extern "C" {
 #include <cstdlib>
 #include <cstring>
 
+#include "spank/framework_task.hpp"
 #include "spank/glue/state.hpp"
 #include "spank/topology_cache.hpp"
 #include "step/apply.hpp"
@@ -68,6 +69,8 @@ struct StepdState {
     std::optional<IslandMap> islands;     // islands= and/or Slurm's topology (mode island), loaded once per node
     std::string islands_from;             // the island sources, for verbose
     std::string islands_problem;          // why there are no island variables ("" when fine)
+    std::string master_addr;              // MASTER_ADDR for the framework variables (resolved once per node)
+    std::string master_addr_warning;      // why it may not work ("" fine)
 };
 
 StepdState& stepd() {
@@ -194,9 +197,26 @@ void prepare_tasks(spank_t sp, StepdState& st) {
     }
 }
 
+// MASTER_ADDR for the framework variables, once per node (bounded: getaddrinfo,
+// else the NodeAddr slurm.conf gives, else at most one `scontrol show node`, 5 s each).
+void resolve_master(spank_t sp, StepdState& st) {
+    if (!st.effective.framework) return;
+    try {
+        step::MasterAddr m = step::resolve_master_addr(
+            step::step_first_node(job_env(sp)),
+            [](const std::vector<std::string>& argv, double timeout_s) { return step::run_bounded(argv, timeout_s); },
+            5, step::read_local_slurm_conf());
+        st.master_addr = m.addr;
+        st.master_addr_warning = m.warning;
+    } catch (const std::exception& e) {
+        st.master_addr_warning = e.what();  // a malformed node list: framework_for_task names it too
+    }
+}
+
 // user_init's work, for an active step: the binding, its tasks' work, then islands.
 void plan_node(spank_t sp, StepdState& st) {
     st.node_name = step_node_name(sp);
+    resolve_master(sp, st);
     try {
         uint32_t ntasks = 1;
         if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS) ntasks = 1;
@@ -333,11 +353,22 @@ void set_cpu_bind_vars(spank_t sp, const step::TaskAction& a) {
     for (const auto& v : a.cpu_bind_vars) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
 }
 
+// RANK, WORLD_SIZE, MASTER_ADDR, ... (spank/framework_task.hpp) the task has not set.
+void set_framework_env(spank_t sp, const StepdState& st, int task, const step::TaskAction& a) {
+    if (!st.effective.framework) return;
+    const bool users_addr = job_getenv(sp, env::kMasterAddr).has_value();
+    FrameworkTask f = framework_for_task(job_env(sp), a.set, st.master_addr);
+    for (const auto& v : f.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
+    if (!f.warning.empty()) say(st.node_name + ": " + f.warning);
+    if (task == 0 && !users_addr && !st.master_addr_warning.empty()) say(st.node_name + ": " + st.master_addr_warning);
+}
+
 void bind_task(spank_t sp, const StepdState& st, int task) {
     TaskWork made;
     const TaskWork& w = task_work(sp, st, task, made);
     const step::TaskAction& a = w.action;
     for (const auto& v : a.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
+    set_framework_env(sp, st, task, a);
     say_step_notes(sp, st, task);
     for (const auto& w2 : a.warnings) say(w2);  // task 0 of the node only carries them
     const std::string apply_error = step::apply_prepared(w.apply);
@@ -432,6 +463,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
         }
         if (!st.binding) {
             report_problem(st, task);
+            set_framework_env(sp, st, task, step::TaskAction{});  // the job still forms its group
             return 0;
         }
         bind_task(sp, st, task);

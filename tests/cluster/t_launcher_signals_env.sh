@@ -44,9 +44,12 @@ scancel "$j" 2>/dev/null
 if with_timeout 60 srun -w n[1-2] -N2 -n3 --distribution=block -l $L -- bash -c \
      'echo "$SLURMD_NODENAME RANK=$RANK LOCAL_RANK=$LOCAL_RANK WORLD_SIZE=$WORLD_SIZE LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT"' \
      > "$w/fw" 2>&1; then
-    want="n1 RANK=0 LOCAL_RANK=0 WORLD_SIZE=3 LOCAL_WORLD_SIZE=2 MASTER_ADDR=n1
-n1 RANK=1 LOCAL_RANK=1 WORLD_SIZE=3 LOCAL_WORLD_SIZE=2 MASTER_ADDR=n1
-n2 RANK=2 LOCAL_RANK=0 WORLD_SIZE=3 LOCAL_WORLD_SIZE=1 MASTER_ADDR=n1"
+    # MASTER_ADDR: the first node's name, or its NodeAddr where the name does not resolve.
+    ma=n1
+    getent hosts n1 >/dev/null 2>&1 || ma=$(scontrol show node -o n1 | grep -o ' NodeAddr=[^ ]*' | cut -d= -f2)
+    want="n1 RANK=0 LOCAL_RANK=0 WORLD_SIZE=3 LOCAL_WORLD_SIZE=2 MASTER_ADDR=$ma
+n1 RANK=1 LOCAL_RANK=1 WORLD_SIZE=3 LOCAL_WORLD_SIZE=2 MASTER_ADDR=$ma
+n2 RANK=2 LOCAL_RANK=0 WORLD_SIZE=3 LOCAL_WORLD_SIZE=1 MASTER_ADDR=$ma"
     have=$(sed 's/^[0-9]*: //' "$w/fw" | sed 's/ MASTER_PORT=.*//' | sort)
     ports=$(grep -o 'MASTER_PORT=[0-9]*' "$w/fw" | sort -u)
     port=${ports#MASTER_PORT=}

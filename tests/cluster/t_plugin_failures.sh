@@ -27,7 +27,7 @@ for value in "fastest" "island,loud" "island,isolate,share" ""; do
     rc=$?
     after=$(jobs_now)
     want=$(case $value in
-        fastest) echo "unknown mode 'fastest' in --gpu-topo=fastest (expected none, closest or island; flags: verbose, strict, isolate, share, membind, wholecores, help)" ;;
+        fastest) echo "unknown mode 'fastest' in --gpu-topo=fastest (expected none, closest or island; flags: verbose, strict, isolate, share, membind, wholecores, noframework, help)" ;;
         island,loud) echo "unknown flag 'loud' in --gpu-topo=island,loud" ;;
         island,isolate,share) echo "flags 'isolate' and 'share' exclude each other" ;;
         *) echo "empty value in --gpu-topo=" ;;

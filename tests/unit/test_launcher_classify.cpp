@@ -44,8 +44,8 @@ TEST_CASE("classify: GPU faults from the stderr tail", "[launcher]") {
     CHECK(ecc.cls == FailureClass::GpuFault);
     CHECK(ecc.local);
     auto nccl = classify(exited(1, "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE) ran for 600000 milliseconds\n"), policy());
-    CHECK(nccl.cls == FailureClass::GpuFault);
-    CHECK_FALSE(nccl.local);  // may be a peer's fault: retry without excluding this node
+    CHECK(nccl.cls == FailureClass::PeerLost);  // a peer's fault until a root cause says otherwise
+    CHECK_FALSE(nccl.local);
     ChildEnd killed;
     killed.exited = false;
     killed.term_signal = SIGABRT;
@@ -65,7 +65,10 @@ TEST_CASE("classify: node faults, preflight, timeout, preemption", "[launcher]")
     auto n = classify(exited(1, "NCCL WARN NET/IB : Got completion from peer 10.0.0.2 with error 12\n"), policy());
     CHECK(n.cls == FailureClass::NodeFault);
     CHECK_FALSE(n.local);
-    CHECK(classify(exited(1, "socket: Connection reset by peer\n"), policy()).cls == FailureClass::NodeFault);
+    // A peer's loss is not this rank's own cause (launcher/root_cause.hpp).
+    CHECK(classify(exited(1, "socket: Connection reset by peer\n"), policy()).cls == FailureClass::PeerLost);
+    CHECK(classify(exited(1, "RuntimeError: [/usr/src/gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:4711\n"),
+                   policy()).cls == FailureClass::PeerLost);
     ChildEnd pf;
     pf.preflight_failed = true;
     pf.preflight_output = "gputopo doctor: GPU 3 missing";

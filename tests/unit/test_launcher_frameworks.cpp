@@ -325,7 +325,7 @@ TEST_CASE("TORCHELASTIC_ERROR_FILE: torch's format, classified", "[launcher][fra
     CHECK_FALSE(c.local);  // may be a peer's doing: retried without excluding this node
 
     end.error_record = "DistBackendError: NCCL error in: x.cpp:1, remote process exited or there was a network error";
-    CHECK(classify(end, {}).cls == FailureClass::NodeFault);
+    CHECK(classify(end, {}).cls == FailureClass::PeerLost);  // a peer exited: its own cause decides
 
     end.error_record = parse_error_record(torch_error_file("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "")).message;
     CHECK(classify(end, {}).cls == FailureClass::Failed);  // the program's own doing

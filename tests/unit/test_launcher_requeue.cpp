@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "launcher/requeue.hpp"
+#include "launcher/root_cause.hpp"
 
 using namespace gputopo::launch;
 
@@ -37,6 +38,7 @@ RequeueInputs batch(int restarts) {
     RequeueInputs in;
     in.in_batch_job = true;
     in.requeue_allowed = true;
+    in.requeue_asked = true;
     in.restart_count = restarts;
     in.node = "n2";
     return in;
@@ -160,4 +162,45 @@ TEST_CASE("requeue: another user cannot take the node's leader claim (finding 11
     }
     // --node-state-dir: %n is the node.
     CHECK(node_state_base("/x/%n/y", "n2", "/t") == "/x/n2/y");
+}
+
+TEST_CASE("root cause: one record per attempt in the Comment, peers find it, others dropped", "[launcher][root_cause]") {
+    using namespace gputopo::launch;
+    std::string c = merge_cause("my note gputopo:requeue=asked", {"failed", "n2", "0.0"});
+    CHECK(c == "my note gputopo:requeue=asked gputopo:cause=failed@n2/0.0");
+    CHECK(merge_cause(c, {"gpu_fault", "n3", "0.0"}) == c);  // the first record of an attempt stays
+    auto r = find_cause(c, "0.0");
+    REQUIRE(r);
+    CHECK(r->cls == "failed");
+    CHECK(r->node == "n2");
+    CHECK_FALSE(find_cause(c, "0.1"));  // another attempt: not this one's cause
+    std::string next = merge_cause(c, {"gpu_fault", "n3", "0.1"});
+    CHECK(next == "my note gputopo:requeue=asked gputopo:cause=gpu_fault@n3/0.1");
+    CHECK_FALSE(find_cause("gputopo:cause=broken", "0.0"));
+    CHECK(is_root_cause(FailureClass::Failed));
+    CHECK(is_root_cause(FailureClass::GpuFault));
+    CHECK_FALSE(is_root_cause(FailureClass::PeerLost));
+    CHECK_FALSE(is_root_cause(FailureClass::Preemption));
+    CHECK(failure_class_from_name("gpu_fault") == FailureClass::GpuFault);
+}
+
+TEST_CASE("requeue: only a job that asked, never Slurm's JobRequeue=1 default alone", "[launcher][root_cause]") {
+    using namespace gputopo::launch;
+    CHECK(job_asked_requeue("gputopo:requeue=asked", true, "1"));
+    CHECK(job_asked_requeue("", true, "0"));       // JobRequeue=0: Requeue=1 means --requeue
+    CHECK_FALSE(job_asked_requeue("", true, "1"));  // the default alone
+    CHECK_FALSE(job_asked_requeue("", true, ""));
+    CHECK_FALSE(job_asked_requeue("gputopo:requeue=asked", false, "1"));  // --no-requeue later
+    Options o;
+    RequeueInputs in;
+    in.in_batch_job = true;
+    in.requeue_allowed = true;
+    Classification g;
+    g.cls = FailureClass::GpuFault;
+    g.evidence = "Xid 79";
+    auto d = decide_requeue(g, o, in);
+    CHECK(d.action == RequeueAction::NotAllowed);
+    CHECK_THAT(d.message, Catch::Contains("did not ask") && Catch::Contains("--requeue"));
+    o.requeue_explicit = true;
+    CHECK(decide_requeue(g, o, in).action == RequeueAction::Requeue);
 }

@@ -333,10 +333,12 @@ TEST_CASE("rankorder: task_islands reads the step from Slurm's variables", "[ran
     CHECK(t0.placement.rank == 5);
     CHECK(t0.placement.island == "leaf2");
     CHECK(t0.warning.empty());  // the leaf agrees with SLURM_TOPOLOGY_ADDR
-    REQUIRE(t0.set.size() == 5);
+    REQUIRE(t0.set.size() == 6);
     CHECK(t0.set[0].name == env::kIsland);
     CHECK(t0.set[0].value == "leaf2");
     CHECK(t0.set[4].value == "5");
+    CHECK(t0.set[5].name == env::kNodeRankIsland);  // n3 is the third node in island order
+    CHECK(t0.set[5].value == "2");
     CHECK_FALSE(t0.set[0].user_wins);
     CHECK(t0.verbose.find("xisland=leaf2 island_rank=1/4 rank=5/8 islands=2 (gputopo.conf)") != std::string::npos);
 
@@ -396,7 +398,8 @@ TEST_CASE("rankorder: launcher --rank-order=island sets RANK from GPUTOPO_RANK o
     IslandRankOutcome r = island_rank(opt, "n3", 1, env_of(base));
     unlink(path);
     CHECK(r.rank == "3");
-    REQUIRE(r.env.size() == 5);
+    CHECK(r.node_rank == "1");  // rackA = n1, n3: n3 is the second node in island order
+    REQUIRE(r.env.size() == 6);
     CHECK(r.env[0].value == "rackA");
     // Zero-config: Slurm's topology.conf next to SLURM_CONF gives the same islands as the file above.
     opt.islands.clear();

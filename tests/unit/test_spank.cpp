@@ -68,7 +68,7 @@ TEST_CASE("--gpu-topo modes and flags", "[spank]") {
 TEST_CASE("--gpu-topo bad values give one message naming the word and the choices", "[spank]") {
     CHECK(message_of([] { parse_gpu_topo("x"); }) ==
           "unknown mode 'x' in --gpu-topo=x (expected none, closest or island; flags: verbose, strict, "
-          "isolate, share, membind, wholecores, help)");
+          "isolate, share, membind, wholecores, noframework, help)");
     std::string m = message_of([] { parse_gpu_topo("island,loud"); });
     CHECK(m.find("unknown flag 'loud' in --gpu-topo=island,loud") != std::string::npos);
     CHECK(m.find("verbose, strict, isolate, share") != std::string::npos);

@@ -16,6 +16,12 @@ inline constexpr const char* kIslandRank = "GPUTOPO_ISLAND_RANK";
 inline constexpr const char* kIslandSize = "GPUTOPO_ISLAND_SIZE";
 inline constexpr const char* kNumIslands = "GPUTOPO_NUM_ISLANDS";
 inline constexpr const char* kRank = "GPUTOPO_RANK";            // island-ordered global rank
+inline constexpr const char* kNodeRankIsland = "GPUTOPO_NODE_RANK";  // the node's position in island order
+// The framework variables (RANK, MASTER_ADDR, ...) the plugin set because the
+// task had none: "RANK,LOCAL_RANK,...", so gputopo-launch tells them from the user's.
+inline constexpr const char* kFrameworkSet = "GPUTOPO_FRAMEWORK_SET";
+// Set by torchrun's agent in every worker (torch/distributed/elastic/agent/server/local_elastic_agent.py).
+inline constexpr const char* kTorchelasticUseAgentStore = "TORCHELASTIC_USE_AGENT_STORE";
 
 // The user's --gpu-bind, passed from srun (local context) to the step in
 // srun's environment, which srun hands to the tasks (step/user_gpu_bind.hpp).

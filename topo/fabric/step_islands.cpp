@@ -51,6 +51,16 @@ uint32_t task_position(const Plan& plan, int task) {
 
 }  // namespace
 
+uint64_t island_node_rank(const Hostlist& nodes, const TaskCounts& counts, const IslandMap& map,
+                          const std::string& node_name, const IslandPlacement& p, uint32_t local_position) {
+    if (counts.runs().size() == 1 && counts.runs()[0].first > 0)
+        return (p.rank - local_position) / counts.runs()[0].first;
+    std::vector<NodePlacement> rows = place_step(nodes, counts, map);
+    for (size_t i = 0; i < rows.size(); ++i)
+        if (rows[i].node == node_name) return i;
+    throw PlanError("node " + node_name + " is not in the step's node list");
+}
+
 TaskLayoutRank task_layout_rank(const IslandMap& map, const std::string& node_name, const Plan& plan, int task,
                                 const EnvReader& env, const ParallelLayout& layout, const FabricShape& shape,
                                 const ModelShape* model) {
@@ -84,6 +94,8 @@ TaskIslands task_islands(const IslandMap& map, const std::string& node_name, con
     out.placement = place_task(in.nodes, in.counts, map, node_name, position);
     const IslandPlacement& p = out.placement;
     for (auto& [name, value] : island_env(p)) out.set.push_back(EnvVar{name, value, false});
+    out.node_rank = island_node_rank(in.nodes, in.counts, map, node_name, p, position);
+    out.set.push_back(EnvVar{env::kNodeRankIsland, std::to_string(out.node_rank), false});
 
     out.verbose = " xisland=" + p.island + " island_rank=" + std::to_string(p.island_rank) + "/" +
                   std::to_string(p.island_size) + " rank=" + std::to_string(p.rank) + "/" + std::to_string(p.world) +

@@ -26,7 +26,8 @@ using EnvReader = std::function<std::optional<std::string>(const std::string&)>;
 
 struct TaskIslands {
     IslandPlacement placement;
-    std::vector<EnvVar> set;   // GPUTOPO_ISLAND, _ISLAND_RANK, _ISLAND_SIZE, _NUM_ISLANDS, _RANK (always ours)
+    std::vector<EnvVar> set;   // GPUTOPO_ISLAND, _ISLAND_RANK, _ISLAND_SIZE, _NUM_ISLANDS, _RANK, _NODE_RANK (always ours)
+    uint64_t node_rank = 0;    // GPUTOPO_NODE_RANK: this node's position in island order (GROUP_RANK, NODE_RANK)
     std::string verbose;       // " xisland=leaf1 island_rank=3/8 rank=11/16 islands=2 (topology.conf tree)"
     std::string warning;       // a disagreement worth one line to the user, "" when none
 };
@@ -35,6 +36,12 @@ struct TaskIslands {
 // (load_islands()); `plan` gives the intra-node order; `node` (optional) its
 // NVML fabric clique for the consistency check. Throws ParseError/PlanError
 // naming the variable or input that is wrong.
+// The position of `node_name` among the step's nodes in island order (the
+// GROUP_RANK torchrun would give it): arithmetic when every node has as many
+// tasks, else one pass over the step (place_step).
+uint64_t island_node_rank(const Hostlist& nodes, const TaskCounts& counts, const IslandMap& map,
+                          const std::string& node_name, const IslandPlacement& p, uint32_t local_position);
+
 TaskIslands task_islands(const IslandMap& map, const std::string& node_name, const Plan& plan, int task,
                          const EnvReader& env, const Node* node = nullptr);
 

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# A real torch.distributed job (Debian's python3-torch, gloo; tests/cluster/torch/train.py:
+# init env://, all_reduce, one DDP step with its gradient checked, barrier) across the
+# loopback cluster's nodes, whose names do not resolve (MASTER_ADDR comes from NodeAddr):
+#  1. the plugin alone (srun --gpu-topo=closest python3 train.py): 8 ranks, torch's own
+#     rank/world, RANK = GROUP_RANK x LOCAL_WORLD_SIZE + LOCAL_RANK;
+#  2. the plugin + gputopo-launch;  3. gputopo-launch alone;
+#  4. torchrun under srun (torch 1.13 spellings) with the launcher per worker: each
+#     worker of a node has its own GPU;
+#  5. sbatch;  6. island order with interleaved leaves (rackA = n1,n3): ranks 0,1 on n1,
+#     2,3 on n3, 4,5 on n2, 6,7 on n4, GROUP_RANK = rank / 2;
+#  7-9. one rank's plain exception, SystemExit(3), CUDA OOM (sbatch --requeue jobs):
+#     no requeue, the peers defer to the root cause;
+#  10. an Xid-class error: one requeue, then success;  11. a rank's node dies (its
+#     launcher and program killed): the peers find no cause, node_fault, one requeue.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/harness.sh"
+cluster_ensure "${1:-build}" || { echo "not ok - torch: cluster"; exit 1; }
+tap_plan 12
+PY=/usr/bin/python3
+L=$CLUSTER_BUILD/gputopo-launch
+T=$here/torch/train.py
+w=$CLUSTER_DIR/tmp/torch.$$
+mkdir -p "$w"
+if ! $PY -c 'import torch.distributed' 2>/dev/null; then
+    for i in $(seq 1 12); do tap_not_ok "torch: case $i" "no torch in $PY (make deps installs python3-torch)"; done
+    exit 0
+fi
+export GLOO_SOCKET_IFNAME=lo
+
+# FILE N: "" when FILE has N TORCHOK lines with distinct ranks 0..N-1 of world N,
+# each with RANK = GROUP_RANK x LOCAL_WORLD_SIZE + LOCAL_RANK; else what is wrong.
+check_ok() {
+    $PY - "$1" "$2" <<'PY'
+import re, sys
+rows = [dict(kv.split("=", 1) for kv in l.split("TORCHOK ", 1)[1].split()) for l in open(sys.argv[1]) if "TORCHOK " in l]
+n = int(sys.argv[2])
+errs = []
+if sorted(int(r["rank"]) for r in rows) != list(range(n)):
+    errs.append("ranks %s, expected 0..%d" % (sorted(r["rank"] for r in rows), n - 1))
+for r in rows:
+    if int(r["world"]) != n:
+        errs.append("rank %s: world %s" % (r["rank"], r["world"]))
+    try:
+        if int(r["group"]) * int(r["lws"]) + int(r["local"]) != int(r["rank"]):
+            errs.append("rank %s: GROUP_RANK %s x LOCAL_WORLD_SIZE %s + LOCAL_RANK %s" % (r["rank"], r["group"], r["lws"], r["local"]))
+    except ValueError:
+        errs.append("rank %s: %s" % (r["rank"], r))
+print("; ".join(errs))
+PY
+}
+
+run_case() {  # NAME OUT N CMD...
+    local name=$1 out=$2 n=$3 bad
+    shift 3
+    if timeout 120 "$@" > "$out" 2> "$out.err"; then
+        bad=$(check_ok "$out" "$n")
+        [ -z "$bad" ] && tap_ok "$name" || tap_not_ok "$name" "$bad" "$(tail -n 5 "$out.err")"
+    else
+        tap_not_ok "$name" "failed: $(tail -n 8 "$out.err")"
+    fi
+}
+
+run_case "torch: plugin alone: srun --gpu-topo=closest python3 train.py, 8 ranks on 4 nodes" "$w/p" 8 \
+    srun -N4 --ntasks-per-node=2 --gpus-per-task=1 --gpu-topo=closest $PY "$T"
+run_case "torch: plugin + gputopo-launch" "$w/pl" 8 \
+    srun -N4 --ntasks-per-node=2 --gpus-per-task=1 --gpu-topo=island "$L" -- $PY "$T"
+run_case "torch: gputopo-launch alone" "$w/l" 8 \
+    srun -N4 --ntasks-per-node=2 --gpus-per-task=1 "$L" --gpu-topo none -- $PY "$T"
+
+# 4. torchrun (1.13: underscore spellings; --redirects 1 --tee 1 for Python 3.11) under
+# the plugin, the launcher per worker.
+name="torch: torchrun under srun --gpu-topo, the launcher per worker: each worker its own GPU"
+port=$((30000 + $$ % 2000))
+cat > "$w/tr.sh" <<EOS
+exec $PY -m torch.distributed.run --nnodes 2 --nproc_per_node 2 --rdzv_backend c10d \
+    --rdzv_endpoint 127.0.0.1:$port --rdzv_id tr$$ --max_restarts 0 --redirects 1 --tee 1 --no_python \
+    "$L" --topology "$CLUSTER_DIR/topo/%n.xml" -- $PY $T
+EOS
+if timeout 120 srun -N2 -w n2,n3 --ntasks-per-node=1 --gpus-per-node=2 --gpu-topo=closest bash "$w/tr.sh" > "$w/tr" 2> "$w/tr.err"; then
+    bad=$(check_ok "$w/tr" 4)
+    # Read from inside each worker: the GPU at position LOCAL_RANK of its CUDA_VISIBLE_DEVICES.
+    g=$(grep -o 'TORCHOK .*' "$w/tr" | sed 's/.* node=\([a-z0-9]*\) .* gpu=\(.*\)/\1 \2/' | sort -u)
+    per_node=$(echo "$g" | grep -v ' -$' | wc -l)
+    [ "$per_node" = 4 ] || bad="$bad; workers do not each have their own GPU: $(echo $g)"
+    [ -z "${bad#; }" ] && tap_ok "$name" || tap_not_ok "$name" "${bad#; }" "$(tail -n 5 "$w/tr.err")"
+else
+    tap_not_ok "$name" "failed: $(tail -n 8 "$w/tr.err")"
+fi
+
+# 5. sbatch.
+name="torch: sbatch with srun --gpu-topo=island python3 train.py"
+j=$(with_timeout 30 sbatch --parsable -t 5 -N4 --ntasks-per-node=2 --gpus-per-task=1 -o "$w/sb.out" \
+        --wrap "srun --gpus-per-task=1 --gpu-topo=island $PY $T")
+if [ -n "$j" ] && wait_job_state "$j" COMPLETED 120; then
+    bad=$(check_ok "$w/sb.out" 8)
+    [ -z "$bad" ] && tap_ok "$name" || tap_not_ok "$name" "$bad"
+else
+    tap_not_ok "$name" "job $j: $(job_field "$j" JobState)" "$(tail -n 8 "$w/sb.out")"
+fi
+
+# 6. Island order, interleaved leaves.
+name="torch: --gpu-topo=island with islands n1,n3 | n2,n4: ranks follow islands, GROUP_RANK too"
+printf 'Island=rackA Nodes=n[1,3]\nIsland=rackB Nodes=n[2,4]\n' > "$CLUSTER_DIR/etc/gputopo-torch.conf"
+plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml islands=$CLUSTER_DIR/etc/gputopo-torch.conf"
+if timeout 120 srun -N4 --ntasks-per-node=2 --gpus-per-task=1 --gpu-topo=island $PY "$T" > "$w/is" 2> "$w/is.err"; then
+    bad=$(check_ok "$w/is" 8)
+    order=$(grep -o 'TORCHOK .*' "$w/is" | sed 's/.*rank=\([0-9]*\).* node=\([a-z0-9]*\).*/\1 \2/' | sort -n | awk '{printf "%s ", $2}')
+    [ "$order" = "n1 n1 n3 n3 n2 n2 n4 n4 " ] || bad="$bad; rank order by node: $order"
+    [ -z "${bad#; }" ] && tap_ok "$name" || tap_not_ok "$name" "${bad#; }" "$(tail -n 5 "$w/is.err")"
+else
+    tap_not_ok "$name" "failed: $(tail -n 8 "$w/is.err")"
+fi
+plugstack_default
+
+# 7-11. Failures under sbatch --requeue with the launcher per rank.
+release_until_done() {
+    local job=$1 i st
+    for i in $(seq 1 600); do
+        st=$(job_field "$job" JobState)
+        case "$st" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|"") return 0 ;; esac
+        if [ "$st" = PENDING ] && [ "$(job_field "$job" Reason)" = BeginTime ]; then
+            scontrol update JobId="$job" StartTime=now >/dev/null 2>&1
+        fi
+        sleep 0.2
+    done
+    return 1
+}
+fail_job() {  # HOW: submits, prints the job id
+    cat > "$w/f-$1.sh" <<EOS
+#!/bin/bash
+[ "\${SLURM_RESTART_COUNT:-0}" = 0 ] && export FAIL=$1 FAIL_RANK=1
+srun --gpus-per-task=1 "$L" --topology "$CLUSTER_DIR/topo/%n.xml" --peer-wait 8 -- $PY $T
+EOS
+    # xid and kill are requeued with the failing node kept out: no -w there.
+    local nodes="-w n2,n3"
+    case $1 in xid|kill) nodes="" ;; esac
+    with_timeout 30 sbatch --parsable --requeue -t 5 -N2 $nodes --ntasks-per-node=2 --gpus-per-task=1 -o "$w/f-$1-%j.out" "$w/f-$1.sh"
+}
+declare -A J
+for how in exception exit3 oom xid kill; do J[$how]=$(fail_job $how); done
+for how in exception exit3 oom xid kill; do release_until_done "${J[$how]}"; done
+for how in exception exit3 oom; do
+    j=${J[$how]}
+    name="torch: one rank's $how -> no requeue, the peers defer to the root cause"
+    r=$(job_field "$j" Restarts)
+    out=$(cat "$w"/f-$how-$j.out 2>/dev/null)
+    if [ "$r" = 0 ] && echo "$out" | grep -q "root cause decides: failed" && ! echo "$out" | grep -q "requeueing"; then
+        tap_ok "$name"
+    else
+        tap_not_ok "$name" "job $j: restarts=$r state=$(job_field "$j" JobState)" "$(echo "$out" | grep gputopo | tail -n 8)"
+    fi
+done
+for how in xid kill; do
+    j=${J[$how]}
+    name="torch: one rank's $how -> one requeue, then the job succeeds"
+    r=$(job_field "$j" Restarts)
+    st=$(job_field "$j" JobState)
+    out=$(cat "$w"/f-$how-$j.out 2>/dev/null)
+    if [ "$r" = 1 ] && [ "$st" = COMPLETED ] && [ "$(echo "$out" | grep -c TORCHOK)" = 4 ]; then
+        tap_ok "$name"
+    else
+        tap_not_ok "$name" "job $j: restarts=$r state=$st" "$(echo "$out" | grep gputopo | tail -n 8)"
+    fi
+done
+
+# 12. A taken MASTER_PORT is named before the program starts.
+name="torch: a MASTER_PORT already in use is named, with the variable to set"
+$PY -c 'import socket,sys,time
+s=socket.socket(); s.bind(("0.0.0.0",0)); s.listen(1); print(s.getsockname()[1], flush=True); time.sleep(60)' > "$w/port" &
+lp=$!
+wait_lines "$w/port" 1 10
+busy=$(head -n 1 "$w/port")
+MASTER_PORT=$busy timeout 60 srun -N1 -n1 --gpu-topo=closest true > "$w/busy" 2> "$w/busy.err"
+kill $lp 2>/dev/null
+if grep -q "MASTER_PORT=$busy is already in use" "$w/busy.err"; then
+    tap_ok "$name"
+else
+    tap_not_ok "$name" "port $busy" "$(cat "$w/busy.err")"
+fi
