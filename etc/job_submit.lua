@@ -84,8 +84,9 @@ local function hostlist_count(expr)
     return total
 end
 
--- The largest leaf switch (nodes) in the topology.conf beside this file, or nil.
-local function largest_leaf()
+-- The largest group (nodes) named by lines starting with `key_pattern` (a Lua pattern of the key
+-- and its '=') in the topology.conf beside this file, or nil.
+local function largest_group(key_pattern)
     local src = debug.getinfo(1, "S").source
     local dir = string.match(src, "^@(.*)/[^/]*$") or "."
     local f = io.open(dir .. "/topology.conf", "r")
@@ -93,7 +94,7 @@ local function largest_leaf()
     local best = nil
     for line in f:lines() do
         line = string.gsub(line, "#.*", "")
-        if string.match(line, "^%s*[Ss][Ww][Ii][Tt][Cc][Hh][Nn][Aa][Mm][Ee]=") then
+        if string.match(line, "^%s*" .. key_pattern) then
             local nodes = string.match(line, "[Nn][Oo][Dd][Ee][Ss]=(%S+)")
             if nodes then
                 local n = hostlist_count(nodes)
@@ -104,6 +105,9 @@ local function largest_leaf()
     f:close()
     return best
 end
+
+-- The largest leaf switch (nodes) in the topology.conf beside this file, or nil.
+local function largest_leaf() return largest_group("[Ss][Ww][Ii][Tt][Cc][Hh][Nn][Aa][Mm][Ee]=") end
 
 --[[
 A parallel layout (gputopo issue 22): `--gpu-topo=island,tp=8,pp=4[,cp=..,ep=..]`.
@@ -130,25 +134,7 @@ local function layout_of(value)
 end
 
 -- The largest block (nodes) in the topology.conf beside this file, or nil without BlockName= lines.
-local function largest_block()
-    local src = debug.getinfo(1, "S").source
-    local dir = string.match(src, "^@(.*)/[^/]*$") or "."
-    local f = io.open(dir .. "/topology.conf", "r")
-    if f == nil then return nil end
-    local best = nil
-    for line in f:lines() do
-        line = string.gsub(line, "#.*", "")
-        if string.match(line, "^%s*[Bb][Ll][Oo][Cc][Kk][Nn][Aa][Mm][Ee]=") then
-            local nodes = string.match(line, "[Nn][Oo][Dd][Ee][Ss]=(%S+)")
-            if nodes then
-                local n = hostlist_count(nodes)
-                if best == nil or n > best then best = n end
-            end
-        end
-    end
-    f:close()
-    return best
-end
+local function largest_block() return largest_group("[Bb][Ll][Oo][Cc][Kk][Nn][Aa][Mm][Ee]=") end
 
 -- --segment for a layout: nil when no block topology or no size fits (reason logged).
 local function segment_for(job_desc, sizes, block)

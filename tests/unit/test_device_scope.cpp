@@ -61,6 +61,21 @@ Node oci() {
 
 const std::vector<CpuSet> kNoCpus;
 
+// A step on `node` as slurmstepd's user_init sees it under ConstrainDevices, on the host the
+// topology describes.
+StepSetup constrained_setup(const Node& node, const std::string& step_gpus, const std::string& visible,
+                            const std::string& options, int tasks) {
+    StepSetup setup;
+    setup.env = env_of({{"SLURM_STEP_GPUS", step_gpus}, {"CUDA_VISIBLE_DEVICES", visible}});
+    setup.options = parse_gpu_topo(options);
+    setup.node_name = "n";
+    setup.local_tasks = tasks;
+    setup.host_cpus = node.cpus;
+    setup.affinity = node.cpus;
+    setup.devices_constrained = true;
+    return setup;
+}
+
 }  // namespace
 
 TEST_CASE("Slurm's GPU binding as slurmstepd writes it in SLURMD_TRES_BIND", "[device_scope]") {
@@ -184,14 +199,7 @@ TEST_CASE("ConstrainDevices + per-task binding on every fixture: each task binds
                 for (int g = half ? n / 2 : 0; g < n; ++g) step.push_back(g);
                 const int tasks = static_cast<int>(step.size()) / per;
                 if (tasks < 1) continue;
-                StepSetup setup;
-                setup.env = env_of({{"SLURM_STEP_GPUS", join(step)}, {"CUDA_VISIBLE_DEVICES", join(step)}});
-                setup.options = parse_gpu_topo("closest");
-                setup.node_name = "n";
-                setup.local_tasks = tasks;
-                setup.host_cpus = node.cpus;
-                setup.affinity = node.cpus;
-                setup.devices_constrained = true;
+                const StepSetup setup = constrained_setup(node, join(step), join(step), "closest", tasks);
                 StepBinding binding(setup, node);
                 std::set<int> seen;
                 for (int t = 0; t < tasks; ++t) {
@@ -252,14 +260,7 @@ TEST_CASE("ConstrainDevices + per-task binding on every fixture: each task binds
 TEST_CASE("devices constrained, no per-task binding: the step's GPUs numbered 0..k-1 in the step's cgroup",
           "[device_scope]") {
     Node node = oci();
-    StepSetup setup;
-    setup.env = env_of({{"SLURM_STEP_GPUS", "4,5,6,7"}, {"CUDA_VISIBLE_DEVICES", "0,1,2,3"}});
-    setup.options = parse_gpu_topo("closest");
-    setup.local_tasks = 2;
-    setup.host_cpus = node.cpus;
-    setup.affinity = node.cpus;
-    setup.devices_constrained = true;
-    StepBinding b(setup, node);
+    StepBinding b(constrained_setup(node, "4,5,6,7", "0,1,2,3", "closest", 2), node);
     CHECK_FALSE(b.task_scope_is_own(std::string("gpu:none")));
     CHECK_FALSE(b.task_scope_is_own(std::nullopt));
     std::set<std::string> seen;
@@ -277,14 +278,7 @@ TEST_CASE("devices constrained, no per-task binding: the step's GPUs numbered 0.
 TEST_CASE("share under per-task device cgroups: one line says it cannot be, tasks stay on their own GPUs",
           "[device_scope]") {
     Node node = oci();
-    StepSetup setup;
-    setup.env = env_of({{"SLURM_STEP_GPUS", "0,1"}, {"CUDA_VISIBLE_DEVICES", "0,1"}});
-    setup.options = parse_gpu_topo("closest,share");
-    setup.local_tasks = 2;
-    setup.host_cpus = node.cpus;
-    setup.affinity = node.cpus;
-    setup.devices_constrained = true;
-    StepBinding b(setup, node);
+    StepBinding b(constrained_setup(node, "0,1", "0,1", "closest,share", 2), node);
     TaskAction a = b.task(1, env_of({{"SLURMD_TRES_BIND", "gpu:per_task:1"}, {"CUDA_VISIBLE_DEVICES", "0"}}));
     CHECK(value_of(a.set, "CUDA_VISIBLE_DEVICES") == std::optional<std::string>("0"));
     CHECK(value_of(a.set, "GPUTOPO_GPUS") == std::optional<std::string>("1"));
