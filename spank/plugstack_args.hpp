@@ -33,6 +33,7 @@ struct PluginConfig {
     std::string cache_dir;     // cache=
     std::string islands;       // islands= (gputopo.conf path)
     std::string nvml_library;  // nvml= ("" = libnvidia-ml.so.1)
+    double nvml_timeout_s = kDefaultNvmlTimeoutS;  // nvml_timeout= (seconds, (0, 600])
     std::string readers;       // readers= (gputopo-readers.so path)
     std::string wrap;          // wrap= (gputopo-launch path)
 };
