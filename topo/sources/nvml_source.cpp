@@ -455,6 +455,12 @@ NvmlSnapshot read_nvml(const std::string& library, double timeout_s) {
     std::unique_lock<std::mutex> lock(call->m);
     if (call->cv.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return call->done; }))
         return std::move(call->snap);
+    // The thread may still return one day (a driver that recovers): the code
+    // it returns into must stay mapped even if the object holding it (the
+    // plugin, the readers module) is unloaded.
+    Dl_info self{};
+    if (dladdr(reinterpret_cast<void*>(&read_nvml_guarded), &self) && self.dli_fname)
+        dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
     NvmlSnapshot snap;
     snap.library = lib;
     char secs[32];
