@@ -11,6 +11,8 @@
 //   nvml=PATH             the NVML library live discovery loads (default:
 //                         libnvidia-ml.so.1); $GPUTOPO_NVML_LIBRARY is never
 //                         read by the plugin (it would be dlopen'ed as root)
+//   nvml_timeout=SECONDS  how long NVML may take (default 10, at most 600;
+//                         topo/sources/nvml_source.hpp read_nvml)
 //   readers=PATH          the topology readers module (default: found from the
 //                         plugin's own path, readers/readers.hpp)
 //   wrap=PATH             Slurm 23.11+: start every task of a --gpu-topo step as
