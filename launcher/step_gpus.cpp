@@ -19,9 +19,16 @@ namespace gputopo::launch {
 
 namespace {
 
-std::string read_small(const std::string& path) {
-    int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+// An entry's text, "" when it is missing, not a regular file or written
+// before `not_before` (a launcher that died long before this one started).
+std::string read_small(const std::string& path, time_t not_before) {
+    int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return "";
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_mtime < not_before) {
+        close(fd);
+        return "";
+    }
     char buf[4096];
     ssize_t n = read(fd, buf, sizeof buf);
     close(fd);
@@ -92,13 +99,16 @@ std::optional<std::vector<int>> exchange_step_gpus(const StepGpusExchange& x, co
         return std::nullopt;
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(x.timeout_s);
+    // Fresh entries only: a partner of this step published at most timeout_s
+    // before this task did (it gives up after that); 5 s for clock steps.
+    const time_t not_before = time(nullptr) - static_cast<time_t>(x.timeout_s) - 5;
     for (;;) {
         std::vector<bool> all(static_cast<size_t>(step::kMaxGpuIndex), false);
         int published = 0;
         for (int t = 0; t < x.local_tasks; ++t) {
             // "gpus=LIST\nstep=IDENTITY\n": an entry of another attempt or
             // step (left by a launcher that died) is not this step's.
-            std::string text = read_small(x.dir + "/" + std::to_string(t));
+            std::string text = read_small(x.dir + "/" + std::to_string(t), not_before);
             const std::string tail = "\nstep=" + x.identity + "\n";
             if (text.rfind("gpus=", 0) != 0 || text.size() < 5 + tail.size() ||
                 text.compare(text.size() - tail.size(), tail.size(), tail) != 0)

@@ -278,6 +278,17 @@ TEST_CASE("launcher: the GPU exchange of an earlier attempt is never read (issue
     // Even an entry copied into this attempt's directory with another identity is refused.
     std::filesystem::copy_file(dir0 + "/1", dir1 + "/1");
     CHECK_FALSE(launch::exchange_step_gpus(x0, {8}, note));
+    // And an entry of this very identity written long before this task started
+    // (a launcher of the same step that died earlier) is not fresh: refused.
+    {
+        std::string n;
+        launch::exchange_step_gpus({dir1, 1, 2, 0.01, launch::step_identity(env(attempt1))}, {3}, n);
+        const std::string stale = dir1 + "/1";
+        REQUIRE(std::filesystem::exists(stale));
+        const auto old_time = std::filesystem::last_write_time(stale) - std::chrono::hours(1);
+        std::filesystem::last_write_time(stale, old_time);
+        CHECK_FALSE(launch::exchange_step_gpus(x0, {8}, note));
+    }
     // The real partner of this attempt publishes: the union is this attempt's GPUs only.
     std::filesystem::remove(dir1 + "/1");
     std::thread partner([&] {
