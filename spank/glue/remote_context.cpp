@@ -351,6 +351,9 @@ int remote_init_post_opt(spank_t sp, int, char**) {
     StepdState& st = stepd();
     try {
         if (special_step(sp)) return 0;
+        // A step that binds nothing pays for no discovery (with a cache that
+        // cannot be written or an NVML that hangs, every step would).
+        if (effective_options(sp).mode == Mode::None) return 0;
         if (sc.config.topology.empty()) {
             // slurmd_context.cpp; a node it could not write to the cache is user_init's.
             if (std::optional<Node> node = refresh_stale_cache()) {
@@ -359,7 +362,6 @@ int remote_init_post_opt(spank_t sp, int, char**) {
             }
             return 0;
         }
-        if (effective_options(sp).mode == Mode::None) return 0;
         const auto t0 = std::chrono::steady_clock::now();
         const std::string node = trusted_node_name();
         st.root_read_node = load_topology_via_snapshot(step::expand_path(sc.config.topology, node, host_name()),
