@@ -101,6 +101,7 @@ READERS_PROXY := $(call obj,readers/proxy.cpp)
 READERS_DIR   ?= $(PREFIX)/lib/gputopo
 UNIT_SRC        := $(wildcard tests/unit/*.cpp)
 FAKE_NVML_SRC   := $(wildcard tests/fakes/nvml/*.cpp)
+FAKE_HWLOC_SRC  := $(wildcard tests/fakes/hwloc/*.cpp)
 BENCH_SRC       := $(wildcard bench/*.cpp)
 FUZZ_SRC        := $(wildcard fuzz/fuzz_*.cpp)
 
@@ -114,6 +115,7 @@ PLUGIN    := $(BUILD)/gputopo.so
 LAUNCHER  := $(BUILD)/gputopo-launch
 UNIT      := $(BUILD)/unit-tests
 FAKE_NVML := $(BUILD)/fake-nvml/libnvidia-ml.so.1
+FAKE_HWLOC_PLUGIN := $(BUILD)/fake-hwloc/hwloc_opencl.so
 BENCHES   := $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(BENCH_SRC))
 FUZZERS   := $(patsubst fuzz/%.cpp,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
@@ -195,7 +197,12 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) 
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-unit-tests: $(UNIT) $(if $(FAKE_NVML_SRC),$(FAKE_NVML))
+# A fake hwloc plugin (tests/fakes/hwloc/): hwloc_opencl.so, linked only against libhwloc.
+$(FAKE_HWLOC_PLUGIN): $(call obj,$(FAKE_HWLOC_SRC))
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -o $@ $^ -lhwloc
+
+unit-tests: $(UNIT) $(if $(FAKE_NVML_SRC),$(FAKE_NVML)) $(if $(FAKE_HWLOC_SRC),$(FAKE_HWLOC_PLUGIN))
 
 # libFuzzer targets, one per fuzz/fuzz_*.cpp: `make fuzz` builds them in
 # build-fuzz/fuzz/; `make fuzz-run [FUZZ_SECONDS=25]` runs each on its seed

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target built by `make fuzz` for SECONDS each (default
-# 25) on its seed corpus fuzz/corpus/<target>/, under ASan+UBSan. New inputs
+# 25) on its seed corpus fuzz/corpus/<target>/ (with fuzz/dict/<target>.dict
+# when there is one), under ASan+UBSan. New inputs
 # go to a scratch directory, never into the committed corpus. Prints one line
 # per target with its executions; exits non-zero when a target found a crash,
 # a leak, undefined behaviour or an escaping exception (the reproducer is
@@ -31,8 +32,11 @@ for t in "${targets[@]}"; do
     seeds=fuzz/corpus/$name
     mkdir -p "$scratch/$name"
     log=$scratch/$name.log
+    # A dictionary of the format's words (fuzz/dict/<target>.dict), when there is one.
+    dict=()
+    [ -f "fuzz/dict/$name.dict" ] && dict=(-dict="fuzz/dict/$name.dict")
     # -rss_limit_mb: a target must not need more (no input may decide how much memory is spent).
-    "$bin/$t" -max_total_time="$seconds" -print_final_stats=1 -rss_limit_mb=2048 -timeout=20 \
+    "$bin/$t" "${dict[@]}" -max_total_time="$seconds" -print_final_stats=1 -rss_limit_mb=2048 -timeout=20 \
         -artifact_prefix="$artifacts/$name-" "$scratch/$name" "$seeds" > "$log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -230,10 +230,9 @@ LaunchBinding compute_binding(const Options& o, const Getenv& task_env, NodeOnce
             std::string why;
             std::vector<int> own;
             if (auto v = get("SLURM_STEP_GPUS"); v && !v->empty()) own = step::parse_index_list(*v, "SLURM_STEP_GPUS");
-            std::string dir = step_gpus_dir(get("SLURM_JOB_ID").value_or(""), get("SLURM_STEP_ID").value_or(""),
-                                            place.node_name, why);
+            std::string dir = step_gpus_dir(get, place.node_name, o.node_state_dir, why);
             if (!dir.empty()) {
-                b.exchange = StepGpusExchange{dir, place.local_id, place.local_tasks, 10};
+                b.exchange = StepGpusExchange{dir, place.local_id, place.local_tasks, 10, step_identity(get)};
                 step_gpus = exchange_step_gpus(*b.exchange, own, why);
             }
             if (!step_gpus)

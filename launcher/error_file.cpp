@@ -1,10 +1,12 @@
 #include "launcher/error_file.hpp"
 
 #include "launcher/options.hpp"
+#include "launcher/requeue.hpp"
+#include "topo/core/files.hpp"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -140,7 +142,8 @@ std::string resolve_error_file(const Options& opt, const std::string& job, int r
     std::string pattern = opt.error_file;
     if (pattern == "auto") {
         const char* tmp = std::getenv("TMPDIR");
-        std::string dir = !opt.log_dir.empty() ? opt.log_dir : (tmp && *tmp ? tmp : "/tmp");
+        std::string dir = !opt.log_dir.empty() ? opt.log_dir : node_private_dir("", "", tmp ? tmp : "");
+        if (dir.empty()) return "";
         pattern = dir + "/gputopo-error.%j.%r.json";
     }
     return error_file_path(pattern, job, rank, restart);
@@ -190,12 +193,16 @@ ErrorRecord parse_error_record(const std::string& text) {
 }
 
 ErrorRecord read_error_record(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    std::string text(kMaxBytes + 1, '\0');
-    in.read(&text[0], static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<size_t>(in.gcount()));
-    ErrorRecord r = parse_error_record(text);
+    ReadFailure why;
+    std::optional<std::string> text = read_file_bounded(path, ReadLimits{kMaxBytes, false, true}, &why);
+    if (!text) {
+        if (why.err == ENOENT) return {};
+        ErrorRecord r;
+        r.problem = path + " " + why.what + " (expected the program's own error file, a regular file of at most " +
+                    std::to_string(kMaxBytes) + " bytes); not used";
+        return r;
+    }
+    ErrorRecord r = parse_error_record(*text);
     if (!r.problem.empty()) r.problem = path + ": " + r.problem;
     return r;
 }

@@ -18,7 +18,11 @@ namespace gputopo::launch {
 struct Options;
 // The pattern the options ask for: --error-file PATTERN, "auto" (the
 // default) = LOGDIR/gputopo-error.%j.%r.json with --log, else
-// ${TMPDIR:-/tmp}/gputopo-error.%j.%r.json; expanded for this rank.
+// PRIVATE/gputopo-error.%j.%r.json in this user's private directory on the node
+// (requeue.hpp node_private_dir: /dev/shm/gputopo-launch.UID, else under
+// TMPDIR or /tmp; issue 20, H3: never a name another user can create first in
+// a shared /tmp); "" (no error file) when there is no such directory.
+// Expanded for this rank.
 std::string resolve_error_file(const Options& opt, const std::string& job, int rank, int restart);
 
 // The rank's file: PATTERN with %j -> job id ("nojob" outside Slurm, as the event log),
@@ -36,7 +40,9 @@ struct ErrorRecord {
 
 // Pure: parses the text of an error file (at most 1 MiB is looked at).
 ErrorRecord parse_error_record(const std::string& text);
-// Reads `path` (a missing file: found == false, problem ""). Never throws.
+// Reads `path` (a missing file: found == false, problem ""): without following
+// a link, without blocking on a FIFO, only a regular file this user owns, at
+// most 1 MiB (topo/core/files read_file_bounded). Never throws.
 ErrorRecord read_error_record(const std::string& path);
 
 }  // namespace gputopo::launch

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 
 #include "topo/core/env_names.hpp"
+#include "topo/core/files.hpp"
 
 namespace gputopo::launch {
 
@@ -66,10 +66,19 @@ std::vector<EnvVar> nccl_socket_env(const std::vector<NetInterface>& interfaces)
 
 namespace {
 
+// NCCL's own files are small; a longer one (NCCL_CONF_FILE=/dev/zero, a FIFO)
+// is not NCCL's (issue 20, H8): read with the project's bounded reader, never
+// blocking, at most this many bytes, else ignored.
+constexpr uint64_t kMaxNcclConfBytes = uint64_t{1} << 20;
+
 void read_conf_file(const std::string& path, std::map<std::string, ConfValue>& out) {
-    std::ifstream in(path);
-    std::string line;
-    for (int n = 0; in && std::getline(in, line) && n < 10000; ++n) {
+    std::optional<std::string> text = read_file_bounded(path, ReadLimits{kMaxNcclConfBytes, true});
+    if (!text) return;
+    size_t pos = 0;
+    for (int n = 0; pos < text->size() && n < 10000; ++n) {
+        size_t nl = text->find('\n', pos);
+        std::string line = text->substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+        pos = nl == std::string::npos ? text->size() : nl + 1;
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.empty() || line[0] == '#') continue;
         size_t eq = line.find('=');

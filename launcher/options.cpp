@@ -4,12 +4,15 @@
 
 #include <csignal>
 #include <cstring>
-#include <fstream>
+#include <unistd.h>
+
+#include <optional>
 #include <sstream>
 
 #include "topo/core/errors.hpp"
 #include "topo/fabric/layout_placement.hpp"
 #include "topo/fabric/layout_traffic.hpp"
+#include "topo/core/files.hpp"
 
 namespace gputopo::launch {
 
@@ -270,11 +273,11 @@ std::string key_hint(const std::string& key, const std::string& dashes = "") {
 }
 
 std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw ParseError("config file " + path + ": cannot be read (expected a key=value file)");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    // Bounded, never blocking on a FIFO (issue 20, H8).
+    ReadFailure why;
+    std::optional<std::string> text = read_file_bounded(path, ReadLimits{kMaxConfigFileBytes, true}, &why);
+    if (!text) throw ParseError("config file " + path + " " + why.what + " (expected a key=value file)");
+    return std::move(*text);
 }
 
 }  // namespace
@@ -321,8 +324,7 @@ Options parse_options(int argc, const char* const* argv, const Getenv& getenv_fn
         if (auto v = getenv_fn("GPUTOPO_LAUNCH_CONFIG")) config = *v;
     }
     if (config.empty()) {
-        std::ifstream probe("/etc/gputopo/gputopo-launch.conf");
-        if (probe) config = "/etc/gputopo/gputopo-launch.conf";
+        if (access("/etc/gputopo/gputopo-launch.conf", F_OK) == 0) config = "/etc/gputopo/gputopo-launch.conf";
     }
     if (!config.empty()) {
         apply_config_text(o, read_file(config), config);

@@ -3,7 +3,6 @@
 #include <dirent.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -27,11 +26,20 @@ std::optional<CpuSet> read_cpulist(const std::string& path) {
     }
 }
 
+// The lines of a small kernel file, through the project's bounded reader
+// (issue 20, H8: no FIFO, no device, at most 64 KiB; nothing when it cannot be read).
+std::vector<std::string> small_file_lines(const std::string& path) {
+    std::vector<std::string> out;
+    std::optional<std::string> text = read_file_bounded(path, ReadLimits{uint64_t{1} << 16, true});
+    if (!text) return out;
+    std::istringstream in(*text);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+}
+
 // The cgroup v2 path of this process ("0::/kubepods/pod.../cid" -> that path).
 std::string own_cgroup_v2(const std::string& root) {
-    std::ifstream in(root + "/proc/self/cgroup");
-    std::string line;
-    while (in && std::getline(in, line))
+    for (const std::string& line : small_file_lines(root + "/proc/self/cgroup"))
         if (line.rfind("0::", 0) == 0) return line.substr(3);
     return "";
 }
@@ -54,8 +62,7 @@ std::vector<std::string> driver_gpus(const std::string& root) { return list_dir(
 std::map<std::string, std::string> driver_uuids(const std::string& root) {
     std::map<std::string, std::string> out;
     for (const std::string& bus : driver_gpus(root)) {
-        std::ifstream in(root + "/proc/driver/nvidia/gpus/" + bus + "/information");
-        for (std::string line; std::getline(in, line);) {
+        for (const std::string& line : small_file_lines(root + "/proc/driver/nvidia/gpus/" + bus + "/information")) {
             if (line.rfind("GPU UUID:", 0) != 0) continue;
             size_t a = line.find_first_not_of(" \t", 9);
             if (a != std::string::npos) out[line.substr(a)] = bus;

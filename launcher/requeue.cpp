@@ -184,6 +184,36 @@ void release_claim(const std::string& dir, const std::string& key) {
     if (!dir.empty()) ::unlink((dir + "/gputopo-launch." + key + ".leader").c_str());
 }
 
+std::vector<std::string> node_state_bases(const std::string& option, const std::string& node, const std::string& tmpdir) {
+    std::vector<std::string> out;
+    auto add = [&](const std::string& b) {
+        if (!b.empty() && std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
+    };
+    if (!option.empty()) add(node_state_base(option, node, tmpdir));
+    if (::access("/dev/shm", W_OK) == 0) add("/dev/shm");
+    add(tmpdir);
+    add("/tmp");
+    return out;
+}
+
+std::string first_private_state_dir(const std::vector<std::string>& bases, std::string* note) {
+    std::string refused;
+    for (const std::string& base : bases) {
+        std::string dir = private_state_dir(base);
+        if (!dir.empty()) return dir;
+        refused += (refused.empty() ? "" : ", ") + base + "/gputopo-launch." + std::to_string(static_cast<unsigned long>(::geteuid()));
+    }
+    if (note)
+        *note = "no private directory of this user (" + refused +
+                ": each missing and not creatable, a link, another user's or open to others)";
+    return "";
+}
+
+std::string node_private_dir(const std::string& option, const std::string& node, const std::string& tmpdir,
+                             std::string* note) {
+    return first_private_state_dir(node_state_bases(option, node, tmpdir), note);
+}
+
 bool claim_leadership(const std::string& dir, const std::string& key, double stale_after_s) {
     if (dir.empty()) return true;  // no safe place: slurmctld arbitrates
     sweep_stale_claims(dir, stale_after_s);
@@ -211,10 +241,17 @@ RequeueResult perform_requeue(const std::string& job_id, const RequeueDecision& 
     RequeueResult res;
     if (!d.exclude_node.empty() || d.backoff_s > 0) {
         JobInfo info = query_job(job_id);
-        std::string comment = merge_exclusion_record(info.comment, d.exclude_node, d.backoff_s);
-        CommandResult u = run_command({"scontrol", "update", "JobId=" + job_id, "Comment=" + comment}, 15);
-        if (u.status != 0)
-            res.message = "gputopo: could not record the node to exclude in the job's Comment (" + u.output + ")";
+        if (!info.known) {
+            // Without the job's record the comment is unknown: writing one
+            // would replace the user's text (issue 20, H9).
+            res.message = "gputopo: could not read job " + job_id +
+                          "'s record (squeue gave no single job line); the node to exclude is not recorded";
+        } else {
+            std::string comment = merge_exclusion_record(info.comment, d.exclude_node, d.backoff_s);
+            CommandResult u = run_command({"scontrol", "update", "JobId=" + job_id, "Comment=" + comment}, 15);
+            if (u.status != 0)
+                res.message = "gputopo: could not record the node to exclude in the job's Comment (" + u.output + ")";
+        }
     }
     // Large sites raise MessageTimeout (30-60 s); a controller that slow still
     // requeues, so the launcher waits as long as such a controller may take.

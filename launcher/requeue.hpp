@@ -70,6 +70,17 @@ std::string merge_exclusion_record(const std::string& comment, const std::string
 // no group or other access, since anyone can pre-create a name in /dev/shm.
 std::string node_state_base(const std::string& option, const std::string& node, const std::string& tmpdir);
 std::string private_state_dir(const std::string& base);
+// The bases to try, in order (issue 20, H4): --node-state-dir (%n expanded)
+// when given, /dev/shm when writable, TMPDIR, /tmp; no duplicates.
+std::vector<std::string> node_state_bases(const std::string& option, const std::string& node, const std::string& tmpdir);
+// The first base whose BASE/gputopo-launch.UID is usable (private_state_dir):
+// another user who pre-creates the name in /dev/shm only moves this user to
+// the next base. "" when none is usable, with `note` naming what was refused.
+std::string first_private_state_dir(const std::vector<std::string>& bases, std::string* note = nullptr);
+// first_private_state_dir(node_state_bases(option, node, tmpdir)): the one
+// directory the leader claim, the GPU exchange and the error file use.
+std::string node_private_dir(const std::string& option, const std::string& node, const std::string& tmpdir,
+                             std::string* note = nullptr);
 
 // Leader election among the ranks of one attempt: true for the first caller
 // with this key in `dir` (O_CREAT|O_EXCL|O_NOFOLLOW). True also when the dir is

@@ -513,7 +513,7 @@ void requeue_if_due(const Options& opt, const RankInfo& ri, const Classification
     if (!job_id.empty()) {
         std::string cluster = env_str("SLURM_CLUSTER_NAME");
         std::string key = (cluster.empty() ? "" : cluster + ".") + job_id + "." + std::to_string(ri.restart_count);
-        std::string local_dir = private_state_dir(node_state_base(opt.node_state_dir, ri.node, env_str("TMPDIR")));
+        std::string local_dir = node_private_dir(opt.node_state_dir, ri.node, env_str("TMPDIR"));
         bool leader = claim_leadership(local_dir, key) && (opt.state_dir.empty() || claim_leadership(opt.state_dir, key));
         if (!leader) {
             log.write(Event("requeue_decision").add("action", "left_to_leader").add("message", "another rank handles this failure"));

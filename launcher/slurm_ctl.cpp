@@ -11,11 +11,11 @@
 #include <cstring>
 #include <ctime>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
 #include "launcher/child.hpp"
 #include "step/framework_env.hpp"
+#include "topo/core/files.hpp"
 
 namespace gputopo::launch {
 
@@ -87,11 +87,15 @@ JobInfo parse_squeue_job(const std::string& out) {
         f.push_back(out.substr(pos, bar - pos));
         pos = bar + 1;
     }
-    // The comment: the rest, less the closing "|\n" (it may hold '|' and newlines).
+    // The comment: the rest, less the closing "|\n" (it may hold '|').
     std::string comment = out.substr(pos);
     while (!comment.empty() && (comment.back() == '\n' || comment.back() == '\r')) comment.pop_back();
     if (comment.empty() || comment.back() != '|') return j;
     comment.pop_back();
+    // One job, one line (issue 20, H9): a second line (a heterogeneous job's
+    // components, an array) would otherwise end up in the comment and be
+    // written back by `scontrol update Comment=`. Such output is no job record.
+    if (comment.find('\n') != std::string::npos || comment.find('\r') != std::string::npos) return j;
     for (const auto& v : f)
         if (v.find('\n') != std::string::npos) return j;  // not one job's line
     long long restarts = parse_count(f[3], 9);
@@ -137,11 +141,9 @@ std::string slurm_conf_value(const std::string& text, const std::string& key) {
 std::string local_conf_value(const char* key) {
     const char* env = std::getenv("SLURM_CONF");
     std::string path = env && *env ? env : "/etc/slurm/slurm.conf";
-    std::ifstream in(path);
-    if (!in) return "";
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return slurm_conf_value(ss.str(), key);
+    // SLURM_CONF is the user's: bounded, never blocking on a FIFO (issue 20, H8).
+    std::optional<std::string> text = read_file_bounded(path, ReadLimits{kMaxConfigFileBytes, true});
+    return text ? slurm_conf_value(*text, key) : std::string();
 }
 
 std::string local_proctrack_type() { return local_conf_value("ProctrackType"); }

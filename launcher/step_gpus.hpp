@@ -11,6 +11,7 @@
 // takes the union once every local task has published. No slurmctld RPC.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,7 +27,18 @@ struct StepGpusExchange {
     int local_id = 0;
     int local_tasks = 1;
     double timeout_s = 10;     // how long to wait for the other local tasks
+    std::string identity;      // this attempt of this step (step_identity); entries with another are refused
 };
+
+using StepEnv = std::function<std::optional<std::string>(const std::string&)>;
+
+// Who this step is, beyond JOB.STEP (issue 20, H2): the attempt
+// (SLURM_RESTART_COUNT, 0 when unset) and the srun that launched it
+// (SLURM_SRUN_COMM_HOST/PORT, SLURM_STEP_LAUNCHER_PORT, SLURM_LAUNCH_NODE_IPADDR),
+// so that what a launcher of an earlier attempt (a requeue onto this node) or of
+// an earlier job with the same id left behind is never read as this step's.
+// Only [A-Za-z0-9.-] are kept.
+std::string step_identity(const StepEnv& env);
 
 // Publishes `own` as local task local_id and waits until every local task has
 // published; returns the union, sorted. nullopt (with `note` saying why) when
@@ -35,11 +47,12 @@ struct StepGpusExchange {
 std::optional<std::vector<int>> exchange_step_gpus(const StepGpusExchange& x, const std::vector<int>& own,
                                                    std::string& note);
 
-// The directory for job.step on `node`: BASE/gputopo-launch.UID/JOB.STEP.NODE,
-// BASE = /dev/shm when writable, else $TMPDIR, else /tmp: the per-user
-// directory of private_state_dir() (requeue.hpp), which the leader election
-// uses too. Returns "" with `note` when it is unsafe or cannot be made.
-std::string step_gpus_dir(const std::string& job, const std::string& step, const std::string& node,
+// The directory for this step on `node`: DIR/JOB.STEP.NODE.IDENTITY, DIR =
+// node_private_dir(node_state_dir, node, TMPDIR) (requeue.hpp: --node-state-dir,
+// /dev/shm, TMPDIR, /tmp, the first where this user's private directory is
+// usable), which the leader election uses too. JOB, STEP, TMPDIR and the
+// identity come from `env`. Returns "" with `note` when none is usable.
+std::string step_gpus_dir(const StepEnv& env, const std::string& node, const std::string& node_state_dir,
                           std::string& note);
 
 // At this task's exit: marks it done; the last local task removes the directory.

@@ -1,5 +1,6 @@
 #include "spank/job_env.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "topo/core/errors.hpp"
@@ -20,10 +21,12 @@ std::optional<std::string> read_env_value(const std::string& name,
         case EnvRead::TooSmall:
             break;
         }
-        if (buf.size() >= kMaxJobEnvValue)
-            throw ParseError(name + " in the job's environment is longer than " +
-                             std::to_string(kMaxJobEnvValue / 1024) + " KiB");
-        buf.resize(buf.size() * 4);
+        // The last buffer holds a value of exactly kMaxJobEnvValue bytes and
+        // its NUL (issue 20, H9: 1 MiB itself was refused).
+        if (buf.size() > kMaxJobEnvValue)
+            throw ParseError(name + " in the job's environment is longer than " + std::to_string(kMaxJobEnvValue) +
+                             " bytes (1 MiB)");
+        buf.resize(std::min(buf.size() * 4, kMaxJobEnvValue + 1));
     }
 }
 

@@ -1,5 +1,7 @@
 #include "spank/plugstack_args.hpp"
 
+#include <cstdlib>
+
 #include "step/topology_path.hpp"
 #include "topo/core/errors.hpp"
 
@@ -32,6 +34,14 @@ const Key kKeys[] = {
     {"cache", [](PluginConfig& c, const std::string& v) { c.cache_dir = absolute_path("cache", v); }},
     {"islands", [](PluginConfig& c, const std::string& v) { c.islands = absolute_path("islands", v); }},
     {"nvml", [](PluginConfig& c, const std::string& v) { c.nvml_library = absolute_path("nvml", v); }},
+    {"nvml_timeout", [](PluginConfig& c, const std::string& v) {
+         char* end = nullptr;
+         double t = std::strtod(v.c_str(), &end);
+         if (v.empty() || !end || *end != '\0' || !(t > 0) || t > kMaxNvmlTimeoutS)
+             throw ParseError("plugstack.conf: nvml_timeout=" + v +
+                              ": expected seconds NVML may take, a number above 0 and at most 600 (e.g. nvml_timeout=10)");
+         c.nvml_timeout_s = t;
+     }},
     {"readers", [](PluginConfig& c, const std::string& v) { c.readers = absolute_path("readers", v); }},
     {"wrap", [](PluginConfig& c, const std::string& v) { c.wrap = absolute_path("wrap", v); }},
 };
@@ -50,6 +60,7 @@ std::string key_list() {
 LiveSources live_sources(const PluginConfig& config) {
     LiveSources s;
     s.nvml_library = config.nvml_library;
+    s.nvml_timeout_s = config.nvml_timeout_s;
     return s;
 }
 

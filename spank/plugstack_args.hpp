@@ -11,6 +11,8 @@
 //   nvml=PATH             the NVML library live discovery loads (default:
 //                         libnvidia-ml.so.1); $GPUTOPO_NVML_LIBRARY is never
 //                         read by the plugin (it would be dlopen'ed as root)
+//   nvml_timeout=SECONDS  how long NVML may take (default 10, at most 600;
+//                         topo/sources/nvml_source.hpp read_nvml)
 //   readers=PATH          the topology readers module (default: found from the
 //                         plugin's own path, readers/readers.hpp)
 //   wrap=PATH             Slurm 23.11+: start every task of a --gpu-topo step as
@@ -33,6 +35,7 @@ struct PluginConfig {
     std::string cache_dir;     // cache=
     std::string islands;       // islands= (gputopo.conf path)
     std::string nvml_library;  // nvml= ("" = libnvidia-ml.so.1)
+    double nvml_timeout_s = kDefaultNvmlTimeoutS;  // nvml_timeout= (seconds, (0, 600])
     std::string readers;       // readers= (gputopo-readers.so path)
     std::string wrap;          // wrap= (gputopo-launch path)
 };

@@ -61,7 +61,7 @@ bool cache_fresh(const std::string& dir, const std::string& host, const CacheSta
     return read_cache_file(cache_meta_path(dir, host)) == stamp.to_text();
 }
 
-void refresh_cache(const std::string& dir, const std::string& host, const LiveSources& live) {
+Node refresh_cache(const std::string& dir, const std::string& host, const LiveSources& live, std::string* unwritten) {
     if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
         throw TopologyError("cannot create cache directory " + dir + ": " + std::strerror(errno));
     check_cache_dir(dir);
@@ -71,14 +71,38 @@ void refresh_cache(const std::string& dir, const std::string& host, const LiveSo
     // NVML (NVLinks, NVSwitches, fabric cliques) and NIC port state refine
     // hwloc's view once, here; tasks read only the snapshot.
     apply_live_sources(node, live);
-    write_file_atomically(cache_xml_path(dir, host), xml);
-    write_file_atomically(dir + "/" + host + ".snap", write_node_snapshot(node));
-    write_file_atomically(cache_meta_path(dir, host), stamp.to_text());
+    try {
+        write_file_atomically(cache_xml_path(dir, host), xml);
+        write_file_atomically(dir + "/" + host + ".snap", write_node_snapshot(node));
+        write_file_atomically(cache_meta_path(dir, host), stamp.to_text());
+    } catch (const TopologyError& e) {
+        if (!unwritten) throw;
+        *unwritten = e.what();
+    }
+    return node;
 }
 
-Node load_cached_topology(const std::string& dir, const std::string& host, const LiveSources& live) {
+bool first_this_boot(const std::string& marker) {
+    int fd = open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        close(fd);
+        return true;
+    }
+    return errno != EEXIST;
+}
+
+Node load_cached_topology(const std::string& dir, const std::string& host, const LiveSources& live,
+                          std::string* unwritten) {
     check_cache_dir(dir);
-    if (!cache_fresh(dir, host, current_stamp())) refresh_cache(dir, host, live);
+    if (!cache_fresh(dir, host, current_stamp())) {
+        std::string why;
+        Node node = refresh_cache(dir, host, live, &why);
+        if (!why.empty()) {
+            // Not written: the node just discovered is the answer (issue 20, H5).
+            if (unwritten) *unwritten = why;
+            return node;
+        }
+    }
     const std::string snap = dir + "/" + host + ".snap";
     std::string text = read_cache_file(snap);
     if (!text.empty()) {

@@ -29,13 +29,26 @@ std::string cache_meta_path(const std::string& dir, const std::string& host);
 // True when both files exist and the metadata matches `stamp`.
 bool cache_fresh(const std::string& dir, const std::string& host, const CacheStamp& stamp);
 
-// Discovers this machine (hwloc refined by `live`) and writes the cache.
-// Throws TopologyError on failure.
-void refresh_cache(const std::string& dir, const std::string& host, const LiveSources& live);
+// Discovers this machine (hwloc refined by `live`) and writes the cache;
+// returns the node discovered. A cache that cannot be written (a full or
+// read-only file system, a directory the caller may not write) does not lose
+// the node (issue 20, H5): with `unwritten` the reason goes there and the node
+// is returned; without it, TopologyError is thrown. Discovery failures throw.
+Node refresh_cache(const std::string& dir, const std::string& host, const LiveSources& live,
+                   std::string* unwritten = nullptr);
 
 // The node from the cache; discovers (and writes the cache) when it is missing
-// or stale. Throws TopologyError.
-Node load_cached_topology(const std::string& dir, const std::string& host, const LiveSources& live);
+// or stale. When the cache cannot be written, the node discovered is returned
+// and the reason put in `unwritten`. Throws TopologyError.
+Node load_cached_topology(const std::string& dir, const std::string& host, const LiveSources& live,
+                          std::string* unwritten = nullptr);
+
+// True the first time this boot that `marker` is created (O_CREAT|O_EXCL|O_NOFOLLOW,
+// the caller picks a root-owned, per-boot place such as /run), and when it
+// cannot be created for another reason than that it exists: "warn once per
+// node and boot" for an unwritable cache.
+bool first_this_boot(const std::string& marker);
+inline constexpr const char* kCacheWarningMarker = "/run/gputopo-cache-unwritable";
 
 // A topology file (topology=) read through a snapshot kept in `dir`
 // (DIR/topo-<path with / as _>.snap, valid while the file's size and mtime

@@ -344,7 +344,7 @@ DoctorReport run_doctor(const DoctorInputs& in) {
         r.checks.push_back(c);
     }
     try {
-        if (in.live.nvml) x.nvml = read_nvml(in.live.nvml_library);
+        if (in.live.nvml) x.nvml = read_nvml(in.live.nvml_library, in.live.nvml_timeout_s);
         else x.nvml.reason = "not read (disabled)";
         merge_nvml(x.observed, x.nvml);
         if (in.live.nic_state) merge_nic_state(x.observed, read_nic_state(in.live.sysfs_root));

@@ -159,7 +159,12 @@ Node read_topology(const StepdState& st) {
     const std::string cache = usable_cache_dir(c.cache_dir);
     if (!c.topology.empty())
         return load_topology_via_snapshot(step::expand_path(c.topology, st.node_name, host_name()), cache);
-    if (!cache.empty()) return load_cached_topology(cache, host_name(), live_sources(c));
+    if (!cache.empty()) {
+        std::string unwritten;
+        Node node = load_cached_topology(cache, host_name(), live_sources(c), &unwritten);
+        if (!unwritten.empty()) warn_cache_unwritable(unwritten);
+        return node;
+    }
     return discover_live(live_sources(c));
 }
 
@@ -402,11 +407,17 @@ int remote_init_post_opt(spank_t sp, int, char**) {
     StepdState& st = stepd();
     try {
         if (special_step(sp)) return 0;
+        // A step that binds nothing pays for no discovery (with a cache that
+        // cannot be written or an NVML that hangs, every step would).
+        if (effective_options(sp).mode == Mode::None) return 0;
         if (sc.config.topology.empty()) {
-            refresh_stale_cache();  // slurmd_context.cpp
+            // slurmd_context.cpp; a node it could not write to the cache is user_init's.
+            if (std::optional<Node> node = refresh_stale_cache()) {
+                st.root_read_node = std::move(node);
+                st.root_read_for = step_node_name(sp);
+            }
             return 0;
         }
-        if (effective_options(sp).mode == Mode::None) return 0;
         const auto t0 = std::chrono::steady_clock::now();
         const std::string node = trusted_node_name();
         st.root_read_node = load_topology_via_snapshot(step::expand_path(sc.config.topology, node, host_name()),

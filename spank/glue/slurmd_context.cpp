@@ -14,12 +14,27 @@ extern "C" {
 
 namespace gputopo::spank {
 
-void refresh_stale_cache() {
+std::optional<Node> refresh_stale_cache() {
     const SharedConfig& sc = shared();
-    if (!sc.config_ok || sc.config.cache_dir.empty() || !sc.config.topology.empty()) return;
+    if (!sc.config_ok || sc.config.cache_dir.empty() || !sc.config.topology.empty()) return std::nullopt;
     char host[256] = {0};
     gethostname(host, sizeof host - 1);
-    if (!cache_fresh(sc.config.cache_dir, host, current_stamp())) refresh_cache(sc.config.cache_dir, host, live_sources(sc.config));
+    if (cache_fresh(sc.config.cache_dir, host, current_stamp())) return std::nullopt;
+    std::string why;
+    Node node = refresh_cache(sc.config.cache_dir, host, live_sources(sc.config), &why);
+    for (const std::string& w : node.warnings)
+        if (w.find("did not answer within") != std::string::npos) slurm_error("gputopo: %s", w.c_str());
+    if (why.empty()) return std::nullopt;
+    warn_cache_unwritable(why);
+    return node;
+}
+
+void warn_cache_unwritable(const std::string& why) {
+    // Issue 20, H5: the node just discovered is used; said once per node and boot.
+    if (first_this_boot(kCacheWarningMarker))
+        slurm_error("gputopo: %s; the node's topology is discovered live until the cache can be written "
+                    "(this is said once per boot)",
+                    why.c_str());
 }
 
 void slurmd_init() {

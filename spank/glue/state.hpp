@@ -12,6 +12,7 @@ extern "C" {
 #include <string>
 
 #include "spank/plugstack_args.hpp"
+#include "topo/core/model.hpp"
 #include "step/option_parser.hpp"
 
 namespace gputopo::spank {
@@ -47,7 +48,12 @@ void wrap_task(spank_t sp, int task, const std::string& node_name);
 // Per context: local_context.cpp, slurmd_context.cpp, remote_context.cpp.
 int local_init_post_opt(spank_t sp, int ac, char** av);
 void slurmd_init();                 // slurmd start: refresh a stale cache= (live discovery)
-void refresh_stale_cache();         // the same refresh, for slurmstepd (root) in init_post_opt
+// The same refresh, for slurmstepd (root) in init_post_opt: the node it
+// discovered when the cache could not be written (then used by user_init
+// instead of discovering again), else nothing.
+std::optional<Node> refresh_stale_cache();
+// One line in slurmd's log, once per node and boot, for a cache that cannot be written.
+void warn_cache_unwritable(const std::string& why);
 int remote_init_post_opt(spank_t sp, int ac, char** av);
 
 }  // namespace gputopo::spank

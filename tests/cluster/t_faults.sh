@@ -8,7 +8,8 @@
 #            strict; a broken islands file with strict; the cache directory a
 #            symlink, on a full file system, read-only; cache= without
 #            topology= (live discovery, then read while fresh and redone when
-#            stale); all NICs down; more tasks than GPUs;
+#            stale; on a full file system); NVML that never answers; the job's
+#            HWLOC_* not reaching slurmstepd's discovery; all NICs down; more tasks than GPUs;
 #            a step with no GPUs; a bad --gpu-topo reaching slurmstepd through
 #            the job environment; batch steps left unbound;
 #  launcher: SIGKILL during a checkpoint hook; the launcher itself killed.
@@ -18,7 +19,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
-tap_plan 20
+tap_plan 23
 started_here=${CLUSTER_DIR:-yes}
 cluster_ensure "${1:-build}" || { echo "not ok - faults: cluster"; exit 1; }
 L=$CLUSTER_BUILD/gputopo-launch
@@ -148,6 +149,61 @@ rc=$?
     [ "$(stat -c %Y "$w/live-cache/$host.xml")" != "$before" ] && grep -q '^PROBE' "$out"
 result "cache= stale (another boot): the step's root read redoes the discovery and the stamp" $? \
     "rc=$rc meta: $(tr '\n' ' ' < "$meta") $(head -n 3 "$out.err")"
+
+# cache= without topology= on a full file system (issue 20, H5): the node just
+# discovered is used (before: every step unbound, strict steps failed), and
+# slurmd's log says so once per node and boot, not once per step.
+mkdir -p "$w/full-live"
+if mount -t tmpfs -o size=64k tmpfs "$w/full-live" 2>/dev/null; then
+    mounts+=("$w/full-live")
+    chmod 755 "$w/full-live"
+    dd if=/dev/zero of="$w/full-live/fill" bs=4k count=64 2>/dev/null
+    rm -f /run/gputopo-cache-unwritable
+    plugstack_set "cache=$w/full-live"
+    log1=$CLUSTER_DIR/log/slurmd-n1.log
+    before=$(wc -l < "$log1")
+    run -w n1 -N1 -n1 --gpu-topo=closest,strict,verbose
+    rc=$?
+    cp "$out" "$out.first"; cp "$out.err" "$out.first.err"
+    run -w n1 -N1 -n1 --gpu-topo=closest,strict,verbose
+    rc2=$?
+    warned=$(tail -n +"$((before + 1))" "$log1" | grep -c 'No space left on device; the node.s topology is discovered live')
+    [ "$rc" -eq 0 ] && [ "$rc2" -eq 0 ] && grep -q '^PROBE.* GPUTOPO_CPUS=' "$out.first" && grep -q '^PROBE.* GPUTOPO_CPUS=' "$out" &&
+        [ "$warned" = 1 ] && [ "$(ls "$w/full-live")" = fill ]
+    result "cache= without topology= on a full file system: the step runs bound, one warning per boot" $? \
+        "rc=$rc rc2=$rc2 warned=$warned $(ls "$w/full-live") $(head -n 3 "$out.first.err") $(head -c 300 "$out.first")"
+else
+    tap_not_ok "cache= without topology= on a full file system" "could not mount a tmpfs (needs root)"
+fi
+
+# NVML that never answers (issue 20, H6): the fake library's nvmlInit_v2 blocks
+# for good (its fixture beside it: slurmstepd has slurmd's environment). The
+# step's root cache refresh gives up after nvml_timeout=, caches hwloc's view.
+mkdir -p "$w/nvml-hang" "$w/nvml-cache"
+chmod 755 "$w/nvml-cache"
+cp "$CLUSTER_BUILD/fake-nvml/libnvidia-ml.so.1" "$w/nvml-hang/libnvidia-ml.so.1"
+cp "$here/../fixtures/nvml/init-hangs.nvml" "$w/nvml-hang/libnvidia-ml.so.1.fixture"
+plugstack_set "cache=$w/nvml-cache nvml=$w/nvml-hang/libnvidia-ml.so.1 nvml_timeout=2"
+log1=$CLUSTER_DIR/log/slurmd-n1.log
+before=$(wc -l < "$log1")
+t0=$(date +%s)
+run -w n1 -N1 -n1 --gpu-topo=closest
+rc=$?
+took=$(( $(date +%s) - t0 ))
+[ "$rc" -eq 0 ] && grep -q '^PROBE' "$out" && [ "$took" -lt 30 ] &&
+    tail -n +"$((before + 1))" "$log1" | grep -q 'did not answer within 2 s (nvml_timeout=)' &&
+    [ -s "$w/nvml-cache/$(hostname).snap" ]
+result "NVML that never answers: the step's cache refresh ends after nvml_timeout=, hwloc's view cached" $? \
+    "rc=$rc took=${took}s cache: $(ls "$w/nvml-cache") $(head -n 3 "$out.err") $(tail -n +"$((before + 1))" "$log1" | grep -i nvml | tail -n 2)"
+
+# The job's environment never reaches hwloc in slurmstepd (issue 20, H10): live
+# discovery in user_init (no topology=, no cache=) with the job exporting
+# HWLOC_XMLFILE=<n3's 4-GPU topology>: this host (no GPU) is what is discovered.
+plugstack_set ""
+HWLOC_XMLFILE=$topo3 HWLOC_THISSYSTEM=1 HWLOC_COMPONENTS=xml run -w n1 -N1 -n2 --gpu-topo=closest
+rc=$?
+[ "$rc" -eq 0 ] && [ "$(grep -c '^PROBE' "$out")" = 2 ] && ! grep -q ' GPUTOPO_GPUS=' "$out"
+result "the job's HWLOC_XMLFILE does not reach live discovery in slurmstepd" $? "rc=$rc $(head -n 3 "$out.err") $(head -c 300 "$out")"
 
 # --- steps the plan cannot give a GPU each, or no GPU at all
 plugstack_default

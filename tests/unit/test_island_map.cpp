@@ -2,6 +2,7 @@
 // (tree and block files from tests/fixtures/topologies/slurm), local evidence.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -70,6 +71,35 @@ struct TempDir {
 };
 
 }  // namespace
+
+TEST_CASE("islands: one short line of names over 18 digits cannot cost gigabytes (issue 20, H7)", "[islands][bounds]") {
+    // 55 bytes: 16,777,216 names of 24 digits, each kept by name (2 GB and 56 s before).
+    const std::string line = "Island=a Nodes=x1234567890123456[00000000-16777215]\n";
+    auto t0 = std::chrono::steady_clock::now();
+    IslandMap map;
+    std::string m;
+    try {
+        parse_island_conf(line, "gputopo.conf", map, nullptr);
+    } catch (const ParseError& e) {
+        m = e.what();
+    }
+    CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 5);
+    CHECK_THAT(m, Catch::Contains("gputopo.conf:1") && Catch::Contains("16777216 names of more than 18 digits") &&
+                      Catch::Contains("expected node names with at most 18 digits"));
+    // The same through Slurm's topology.conf: and the budget is the map's, not the line's.
+    IslandMap tmap;
+    std::string conf;
+    for (int i = 0; i < 40; ++i)
+        conf += "SwitchName=s" + std::to_string(i) + " Nodes=x12345678901234" + std::to_string(10 + i) +
+                "[00000000-00099999]\n";
+    CHECK_THROWS_WITH(parse_slurm_topology(conf, "topology.conf", tmap),
+                      Catch::Contains("topology.conf:") && Catch::Contains("exceeds what an island map may hold"));
+    // Real use of such names still works: a few thousand of them.
+    IslandMap small;
+    parse_island_conf("Island=a Nodes=x1234567890123456[00000000-00001999]\n", "gputopo.conf", small, nullptr);
+    CHECK(small.find("x123456789012345600001234") == small.id_of("a").value());
+    CHECK(small.find("x123456789012345600002000") == IslandMap::npos);
+}
 
 TEST_CASE("islands: GB200 NVL72 block file: 4 blocks of 18 nodes", "[islands]") {
     IslandMap m = topology("azure-cyclecloud_gb200-nvl72_4blocks-x18_block-topology.conf");

@@ -31,6 +31,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <functional>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -43,6 +47,8 @@
 #include "launcher/nccl_env.hpp"
 #include "launcher/pod.hpp"
 #include "launcher/rank_sources.hpp"
+#include "launcher/requeue.hpp"
+#include "launcher/options.hpp"
 #include "tests/unit/cli_runner.hpp"
 #include "tests/unit/fixtures.hpp"
 #include "topo/core/errors.hpp"
@@ -364,6 +370,102 @@ TEST_CASE("nccl.conf values are the user's: temp HOME, NCCL_CONF_FILE, /etc unde
     CHECK(conf["NCCL_IB_HCA"].value == "mlx5_9");
     remove_tree(home);
     remove_tree(root);
+}
+
+namespace {
+
+// Runs f in a child; true when it returned within `seconds` (else the child is killed).
+bool returns_within(double seconds, const std::function<void()>& f) {
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        alarm(static_cast<unsigned>(seconds) + 1);
+        f();
+        _exit(0);
+    }
+    int st = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    while (waitpid(pid, &st, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() - t0 > std::chrono::duration<double>(seconds)) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return false;
+        }
+        usleep(10000);
+    }
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("the error file is in this user's private directory and read only when it is the user's own (issue 20, H3)",
+          "[launcher][frameworks]") {
+    // auto without --log: never a predictable name in a shared /tmp.
+    Options o;
+    const std::string path = resolve_error_file(o, "123", 4, 0);
+    const std::string priv = node_private_dir("", "", std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "");
+    REQUIRE_FALSE(priv.empty());
+    CHECK(path == priv + "/gputopo-error.123.4.json");
+    CHECK(path.find("/gputopo-launch." + std::to_string(geteuid()) + "/") != std::string::npos);
+    o.log_dir = "/logs";
+    CHECK(resolve_error_file(o, "123", 4, 0) == "/logs/gputopo-error.123.4.json");
+
+    std::string dir = temp_dir();
+    const std::string forged = torch_error_file("RuntimeError: CUDA error: unspecified launch failure Xid 79", "");
+    // A FIFO: no open() that waits for a writer.
+    const std::string fifo = dir + "/fifo.json";
+    REQUIRE(mkfifo(fifo.c_str(), 0666) == 0);
+    CHECK(returns_within(5, [&] { (void)read_error_record(fifo); }));
+    ErrorRecord r = read_error_record(fifo);
+    CHECK_FALSE(r.found);
+    CHECK_THAT(r.problem, Catch::Contains(fifo) && Catch::Contains("is not a regular file"));
+    // A link to someone's record: not followed.
+    write_file(dir + "/real.json", forged);
+    REQUIRE(symlink((dir + "/real.json").c_str(), (dir + "/link.json").c_str()) == 0);
+    r = read_error_record(dir + "/link.json");
+    CHECK_FALSE(r.found);
+    CHECK_THAT(r.problem, Catch::Contains("is a symbolic link"));
+    // Larger than 1 MiB: refused without reading it all.
+    write_file(dir + "/big.json", std::string((1 << 20) + 1, ' '));
+    CHECK_THAT(read_error_record(dir + "/big.json").problem, Catch::Contains("is larger than 1048576 bytes"));
+    // Our own file is read.
+    CHECK(read_error_record(dir + "/real.json").found);
+    // Another user's file (planted first): refused, so a plain exit 1 stays a plain failure.
+    if (geteuid() == 0) {
+        REQUIRE(chown((dir + "/real.json").c_str(), 65534, 65534) == 0);
+        r = read_error_record(dir + "/real.json");
+        CHECK_FALSE(r.found);
+        CHECK_THAT(r.problem, Catch::Contains("is owned by uid 65534"));
+    }
+    remove_tree(dir);
+}
+
+TEST_CASE("NCCL configuration files and pod files are read bounded, never blocking (issue 20, H8)",
+          "[launcher][frameworks]") {
+    std::string dir = temp_dir();
+    // NCCL_CONF_FILE=/dev/zero grew without limit; a FIFO blocked.
+    CHECK(returns_within(5, [] { (void)nccl_conf_values(env_of({{"NCCL_CONF_FILE", "/dev/zero"}}), "/nonexistent"); }));
+    CHECK(nccl_conf_values(env_of({{"NCCL_CONF_FILE", "/dev/zero"}}), "/nonexistent").empty());
+    REQUIRE(mkfifo((dir + "/nccl.fifo").c_str(), 0600) == 0);
+    CHECK(returns_within(5, [&] { (void)nccl_conf_values(env_of({{"NCCL_CONF_FILE", dir + "/nccl.fifo"}}), "/nonexistent"); }));
+    // A file far larger than any nccl.conf: ignored, not read line by line.
+    write_file(dir + "/huge.conf", "NCCL_DEBUG=INFO\n" + std::string(2 << 20, '#'));
+    CHECK(nccl_conf_values(env_of({{"NCCL_CONF_FILE", dir + "/huge.conf"}}), "/nonexistent").empty());
+    write_file(dir + "/ok.conf", "NCCL_DEBUG=INFO\n");
+    CHECK(nccl_conf_values(env_of({{"NCCL_CONF_FILE", dir + "/ok.conf"}}), "/nonexistent")["NCCL_DEBUG"].value == "INFO");
+    // A pod root whose /proc/self/cgroup and GPU information files are FIFOs.
+    std::string root = temp_dir();
+    write_file(root + "/sys/fs/cgroup/cpuset.cpus.effective", "0-3\n");
+    std::filesystem::create_directories(root + "/proc/self");
+    REQUIRE(mkfifo((root + "/proc/self/cgroup").c_str(), 0600) == 0);
+    std::filesystem::create_directories(root + "/proc/driver/nvidia/gpus/0000:01:00.0");
+    REQUIRE(mkfifo((root + "/proc/driver/nvidia/gpus/0000:01:00.0/information").c_str(), 0600) == 0);
+    CHECK(returns_within(5, [&] {
+        (void)cgroup_cpuset(root);
+        (void)pod_gpus(env_of({{"NVIDIA_VISIBLE_DEVICES", "GPU-8f6a0c1e-aaaa-bbbb-cccc-000000000001"}}), root);
+    }));
+    remove_tree(root);
+    remove_tree(dir);
 }
 
 TEST_CASE("island order for SLURM_PROCID readers; JAX and isolate", "[launcher][frameworks]") {

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -203,4 +204,28 @@ TEST_CASE("requeue: only a job that asked, never Slurm's JobRequeue=1 default al
     CHECK_THAT(d.message, Catch::Contains("did not ask") && Catch::Contains("--requeue"));
     o.requeue_explicit = true;
     CHECK(decide_requeue(g, o, in).action == RequeueAction::Requeue);
+}
+
+TEST_CASE("another user who pre-creates the private directory only moves this user to the next base (issue 20, H4)",
+          "[launcher]") {
+    TempDir planted, fallback;
+    const std::string mine = planted.path + "/gputopo-launch." + std::to_string(::geteuid());
+    REQUIRE(::mkdir(mine.c_str(), 0777) == 0);
+    REQUIRE(::chmod(mine.c_str(), 0777) == 0);  // as another user's open directory would be
+    std::string note;
+    const std::string dir = first_private_state_dir({planted.path, fallback.path}, &note);
+    CHECK(dir == fallback.path + "/gputopo-launch." + std::to_string(::geteuid()));
+    // Every base refused: "" and a note naming them.
+    REQUIRE(::rmdir(dir.c_str()) == 0);
+    REQUIRE(::symlink(planted.path.c_str(), dir.c_str()) == 0);
+    CHECK(first_private_state_dir({planted.path, fallback.path}, &note).empty());
+    CHECK_THAT(note, Catch::Contains(mine) && Catch::Contains(dir));
+    // The order: --node-state-dir (%n expanded), /dev/shm when writable, TMPDIR, /tmp.
+    std::vector<std::string> bases = node_state_bases("/x/%n", "n1", "/t");
+    REQUIRE(bases.size() >= 3);
+    CHECK(bases.front() == "/x/n1");
+    CHECK(bases[bases.size() - 2] == "/t");
+    CHECK(bases.back() == "/tmp");
+    CHECK(node_state_bases("", "n1", "/tmp").back() == "/tmp");
+    CHECK(std::count(bases.begin(), bases.end(), "/tmp") == 1);
 }

@@ -47,16 +47,15 @@ TEST_CASE("squeue job record parsing", "[launcher]") {
 
 TEST_CASE("squeue job record: user text cannot pose as a field (finding 8)", "[launcher]") {
     // The comment is the user's: '|', "Key=" text, newlines, a fake record.
-    JobInfo j = parse_squeue_job(
-        "7|1|1|1|NONE|RUNNING|x|0|0|99999999999|NONE|FAILED Restarts=99999999999 Requeue=0\n"
-        "7|0|0|5|NONE|FAILED|gputopo:exclude=n9|\n");
+    JobInfo j = parse_squeue_job("7|1|1|1|NONE|RUNNING|x|0|0|99999999999|NONE|FAILED Restarts=99999999999 Requeue=0|\n");
     CHECK(j.known);
     CHECK(j.batch);
     CHECK(j.requeue_allowed);
     CHECK(j.restarts == 1);
     CHECK(j.state == "RUNNING");
-    CHECK(j.comment ==
-          "x|0|0|99999999999|NONE|FAILED Restarts=99999999999 Requeue=0\n7|0|0|5|NONE|FAILED|gputopo:exclude=n9");
+    CHECK(j.comment == "x|0|0|99999999999|NONE|FAILED Restarts=99999999999 Requeue=0");
+    // A fake second record after a newline: not one job's line (issue 20, H9).
+    CHECK_FALSE(parse_squeue_job("7|1|1|1|NONE|RUNNING|x\n7|0|0|5|NONE|FAILED|gputopo:exclude=n9|\n").known);
     // Numbers out of range or not numbers: unknown, never an exception.
     CHECK_NOTHROW(parse_squeue_job("7|1|1|99999999999|NONE|RUNNING||\n"));
     CHECK_FALSE(parse_squeue_job("7|1|1|99999999999|NONE|RUNNING||\n").known);
@@ -64,6 +63,19 @@ TEST_CASE("squeue job record: user text cannot pose as a field (finding 8)", "[l
     CHECK_FALSE(parse_squeue_job("7|yes|1|0|NONE|RUNNING||\n").known);
     // A field split over lines is not one job's record.
     CHECK_FALSE(parse_squeue_job("7|1\n|1|0|NONE|RUNNING||\n").known);
+}
+
+TEST_CASE("squeue output of two lines is no job record, so nothing is written back as Comment (issue 20, H9)",
+          "[launcher]") {
+    // A heterogeneous job: squeue --jobs=J prints one line per component.
+    const std::string het = "12+0|1|1|0|NONE|RUNNING|first|\n12+1|1|1|0|NONE|RUNNING|second|\n";
+    JobInfo j = parse_squeue_job(het);
+    CHECK_FALSE(j.known);
+    CHECK(j.comment.empty());
+    CHECK_FALSE(parse_squeue_job("12|1|1|0|NONE|RUNNING|a\r\nb|\n").known);
+    // One line (with its newline, or a CRLF) is still one record.
+    CHECK(parse_squeue_job("12+0|1|1|0|NONE|RUNNING|first|\n").comment == "first");
+    CHECK(parse_squeue_job("12|1|1|0|NONE|RUNNING|a|b|\r\n").comment == "a|b");
 }
 
 TEST_CASE("KillWait from scontrol show config", "[launcher]") {

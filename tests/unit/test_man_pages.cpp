@@ -276,7 +276,7 @@ TEST_CASE("gputopo(8): every --gpu-topo mode and flag and every plugstack key, a
     for (const auto& t : tags(p)) {
         const std::string text = tag_text(t);
         std::smatch m;
-        if (std::regex_match(text, m, std::regex(R"(([a-z]+)=.*)"))) key_tags.insert(m[1]);
+        if (std::regex_match(text, m, std::regex(R"(([a-z_]+)=.*)"))) key_tags.insert(m[1]);
         else if (std::regex_match(text, m, std::regex(R"(([a-z]+))"))) tag_words.insert(m[1]);
     }
     const auto words = gpu_topo_words();

@@ -1,12 +1,17 @@
 // NVML source through the real dlopen path, against the fake libnvidia-ml.so.1.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "tests/unit/cli_runner.hpp"
 #include "tests/unit/nvml_fake.hpp"
 #include "topo/core/env_names.hpp"
 #include "spank/plugstack_args.hpp"
@@ -113,6 +118,64 @@ TEST_CASE("NVML: GPUTOPO_NVML_LIBRARY is for the user's front ends; the library 
     gputopo::spank::PluginConfig c = gputopo::spank::parse_plugstack_args({"nvml=" + lib});
     CHECK(gputopo::spank::live_sources(c).nvml_library == lib);
     CHECK_THROWS_AS(gputopo::spank::parse_plugstack_args({"nvml=relative/libnvidia-ml.so.1"}), gputopo::ParseError);
+}
+
+TEST_CASE("NVML that never answers: bounded, one reason, later calls answer at once (issue 20, H6)", "[nvml]") {
+    std::string lib = fake_library_or_fail();
+    // In a child: the thread stuck in nvmlInit stays there, and this process's
+    // later NVML calls would all be refused.
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        alarm(20);
+        setenv("GPUTOPO_FAKE_NVML_FIXTURE", gputopo_test::nvml_fixture("init-hangs.nvml").c_str(), 1);
+        auto t0 = std::chrono::steady_clock::now();
+        NvmlSnapshot s = read_nvml(lib, 0.5);
+        double first = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        int bad = 0;
+        if (s.available || !s.timed_out) bad |= 1;
+        if (s.reason.find("did not answer within 0.5 s (nvml_timeout=)") == std::string::npos) bad |= 2;
+        if (first < 0.4 || first > 3) bad |= 4;
+        t0 = std::chrono::steady_clock::now();
+        NvmlSnapshot again = read_nvml(lib, 5);
+        double second = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (again.available || !again.timed_out || second > 0.5) bad |= 8;
+        // The model keeps hwloc's view and says why, even without NVIDIA GPUs in it.
+        Node n;
+        merge_nvml(n, s);
+        if (n.warnings.size() != 1 || n.warnings[0].find("did not answer within") == std::string::npos) bad |= 16;
+        _exit(bad);
+    }
+    int st = 0;
+    REQUIRE(waitpid(pid, &st, 0) == pid);
+    INFO("child status " << st << " (exit bits: 1 available, 2 reason, 4 time, 8 second call, 16 warning)");
+    CHECK(WIFEXITED(st));
+    CHECK(WEXITSTATUS(st) == 0);
+}
+
+TEST_CASE("gputopo show with an NVML that hangs ends within GPUTOPO_NVML_TIMEOUT and says so (issue 20, H6)", "[nvml][cli]") {
+    std::string cli = gputopo_test::cli_or_skip();
+    if (cli.empty()) return;
+    std::string lib = fake_library_or_fail();
+    FakeNvmlScenario sc("init-hangs.nvml");
+    setenv(kNvmlLibraryEnv, lib.c_str(), 1);
+    setenv(kNvmlTimeoutEnv, "1", 1);
+    auto t0 = std::chrono::steady_clock::now();
+    gputopo_test::CliResult r = gputopo_test::run_cli(cli, {"show"}, true);
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    unsetenv(kNvmlLibraryEnv);
+    unsetenv(kNvmlTimeoutEnv);
+    INFO(r.out << r.err);
+    CHECK(r.rc == 0);
+    CHECK(took < 8);
+    CHECK_THAT(r.out + r.err, Catch::Contains("did not answer within 1 s"));
+    // A bad value is the default, not a hang or an error.
+    setenv(kNvmlTimeoutEnv, "soon", 1);
+    CHECK(nvml_timeout_from_environment() == Approx(kDefaultNvmlTimeoutS));
+    setenv(kNvmlTimeoutEnv, "2.5", 1);
+    CHECK(nvml_timeout_from_environment() == Approx(2.5));
+    CHECK(live_sources_from_environment().nvml_timeout_s == Approx(2.5));
+    unsetenv(kNvmlTimeoutEnv);
 }
 
 TEST_CASE("NVML: 8 H200 behind NVSwitches, links as in the NCCL dump", "[nvml]") {

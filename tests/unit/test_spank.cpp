@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -108,6 +109,13 @@ TEST_CASE("plugstack.conf: unknown keys and bad values are one clear error", "[s
           std::string::npos);
     CHECK(message_of([] { parse_plugstack_args({"topology=/x/%q.xml"}); }).find("unknown '%q'") != std::string::npos);
     CHECK(message_of([] { parse_plugstack_args({"cache=/a", "cache=/b"}); }).find("given twice") != std::string::npos);
+    // nvml_timeout= (issue 20, H6): seconds in (0, 600].
+    CHECK(parse_plugstack_args({"nvml_timeout=2.5"}).nvml_timeout_s == Approx(2.5));
+    CHECK(live_sources(parse_plugstack_args({"nvml_timeout=3"})).nvml_timeout_s == Approx(3));
+    CHECK(parse_plugstack_args({}).nvml_timeout_s == Approx(kDefaultNvmlTimeoutS));
+    for (const char* bad : {"nvml_timeout=0", "nvml_timeout=-1", "nvml_timeout=601", "nvml_timeout=10s", "nvml_timeout=",
+                            "nvml_timeout=nan"})
+        CHECK(message_of([&] { parse_plugstack_args({bad}); }).find("expected seconds NVML may take") != std::string::npos);
 }
 
 TEST_CASE("topology path patterns: %n, %h, %% and nothing else", "[spank]") {
@@ -265,6 +273,38 @@ TEST_CASE("topology cache: atomic write, freshness by boot id and driver", "[spa
     unlink(cache_xml_path(dir, "h").c_str());
     unlink(cache_meta_path(dir, "h").c_str());
     CHECK(rmdir(dir.c_str()) == 0);  // no temporary file was left behind
+}
+
+TEST_CASE("cache= on a file system that takes no write: the node just discovered is used (issue 20, H5)", "[spank]") {
+    if (geteuid() != 0) {
+        WARN("needs root (check_cache_dir wants a root-owned cache directory)");
+        return;
+    }
+    char tmpl[] = "/tmp/gputopo-cache-h5.XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    const std::string dir = tmpl;
+    REQUIRE(chmod(dir.c_str(), 0755) == 0);
+    // Every write fails as on a full or read-only file system: the temporary
+    // file write_file_atomically would create is already there (a directory).
+    const std::string blocker = cache_xml_path(dir, "h") + ".tmp." + std::to_string(getpid());
+    REQUIRE(mkdir(blocker.c_str(), 0755) == 0);
+    LiveSources live;
+    live.nvml = false;
+    live.nic_state = false;
+    std::string unwritten;
+    Node node = load_cached_topology(dir, "h", live, &unwritten);
+    CHECK_FALSE(node.cpus.empty());  // this machine, discovered
+    CHECK_THAT(unwritten, Catch::Contains("cannot write " + blocker));
+    CHECK_FALSE(cache_fresh(dir, "h", current_stamp()));
+    // Without somewhere to put the reason, the caller asked for the old behaviour: an error.
+    CHECK_THROWS_AS(refresh_cache(dir, "h", live), TopologyError);
+    // Once per boot: the first caller creates the marker, the others see it.
+    const std::string marker = dir + "/warned";
+    CHECK(first_this_boot(marker));
+    CHECK_FALSE(first_this_boot(marker));
+    REQUIRE(rmdir(blocker.c_str()) == 0);
+    unlink(marker.c_str());
+    CHECK(rmdir(dir.c_str()) == 0);  // nothing else was written
 }
 
 TEST_CASE("node snapshot round-trips every fixture: same text, same plans", "[spank]") {

@@ -222,7 +222,7 @@ TEST_CASE("launcher: local tasks learn the step's GPUs from each other", "[step]
         th.emplace_back([&, t] {
             std::this_thread::sleep_for(std::chrono::milliseconds(10 * (tasks - t)));
             std::string note;
-            launch::StepGpusExchange x{base, t, tasks, 5};
+            launch::StepGpusExchange x{base, t, tasks, 5, ""};
             got[static_cast<size_t>(t)] = launch::exchange_step_gpus(x, {2 * t + 4, 2 * t + 5}, note);
         });
     for (auto& t : th) t.join();
@@ -230,15 +230,76 @@ TEST_CASE("launcher: local tasks learn the step's GPUs from each other", "[step]
         REQUIRE(g);
         CHECK(*g == std::vector<int>{4, 5, 6, 7, 8, 9, 10, 11});
     }
-    for (int t = 0; t < tasks; ++t) launch::forget_step_gpus({base, t, tasks, 5});
+    for (int t = 0; t < tasks; ++t) launch::forget_step_gpus({base, t, tasks, 5, ""});
     CHECK_FALSE(std::filesystem::exists(base));  // the last one removed the directory
     // A task that never publishes: the others give up and say so.
     std::filesystem::create_directories(base);
     chmod(base.c_str(), 0700);
     std::string note;
-    auto alone = launch::exchange_step_gpus({base, 0, 2, 0.05}, {0}, note);
+    auto alone = launch::exchange_step_gpus({base, 0, 2, 0.05, ""}, {0}, note);
     CHECK_FALSE(alone);
     CHECK_THAT(note, Catch::Contains("1 of 2 local tasks"));
+    std::filesystem::remove_all(base);
+}
+
+TEST_CASE("launcher: the GPU exchange of an earlier attempt is never read (issue 20, H2)", "[step][launcher]") {
+    // A private base of this test's own (--node-state-dir), as /dev/shm would be.
+    std::string base = std::filesystem::temp_directory_path() / ("gputopo-h2-" + std::to_string(getpid()));
+    std::filesystem::create_directories(base);
+    Env attempt0{{"SLURM_JOB_ID", "77"}, {"SLURM_STEP_ID", "0"}, {"SLURM_SRUN_COMM_PORT", "40001"}};
+    auto env = [](const Env& e) -> Getenv {
+        return [e](const std::string& n) -> std::optional<std::string> {
+            auto it = e.find(n);
+            return it == e.end() ? std::nullopt : std::optional<std::string>(it->second);
+        };
+    };
+    std::string note;
+    const std::string dir0 = launch::step_gpus_dir(env(attempt0), "n1", base, note);
+    REQUIRE_FALSE(dir0.empty());
+    // --node-state-dir is where it goes (issue 20, H4: it was ignored here).
+    CHECK(dir0.rfind(base + "/gputopo-launch.", 0) == 0);
+    // Attempt 0: task 1 (GPU 1) publishes, then its launcher is SIGKILLed: nothing cleans up.
+    launch::StepGpusExchange x1{dir0, 1, 2, 0.05, launch::step_identity(env(attempt0))};
+    CHECK_FALSE(launch::exchange_step_gpus(x1, {1}, note));
+    // The job is requeued onto the same node: SLURM_RESTART_COUNT=1, a new srun.
+    Env attempt1 = attempt0;
+    attempt1["SLURM_RESTART_COUNT"] = "1";
+    attempt1["SLURM_SRUN_COMM_PORT"] = "40002";
+    const std::string dir1 = launch::step_gpus_dir(env(attempt1), "n1", base, note);
+    REQUIRE_FALSE(dir1.empty());
+    CHECK(dir1 != dir0);
+    CHECK(launch::step_identity(env(attempt1)) != launch::step_identity(env(attempt0)));
+    CHECK(launch::step_identity(env(attempt1)).find('/') == std::string::npos);
+    // Task 0 (GPU 8) must not take attempt 0's task 1 for its partner: it waits and gives up.
+    launch::StepGpusExchange x0{dir1, 0, 2, 0.05, launch::step_identity(env(attempt1))};
+    auto got = launch::exchange_step_gpus(x0, {8}, note);
+    CHECK_FALSE(got);
+    CHECK_THAT(note, Catch::Contains("1 of 2 local tasks"));
+    // Even an entry copied into this attempt's directory with another identity is refused.
+    std::filesystem::copy_file(dir0 + "/1", dir1 + "/1");
+    CHECK_FALSE(launch::exchange_step_gpus(x0, {8}, note));
+    // And an entry of this very identity written long before this task started
+    // (a launcher of the same step that died earlier) is not fresh: refused.
+    {
+        std::string n;
+        launch::exchange_step_gpus({dir1, 1, 2, 0.01, launch::step_identity(env(attempt1))}, {3}, n);
+        const std::string stale = dir1 + "/1";
+        REQUIRE(std::filesystem::exists(stale));
+        const auto old_time = std::filesystem::last_write_time(stale) - std::chrono::hours(1);
+        std::filesystem::last_write_time(stale, old_time);
+        CHECK_FALSE(launch::exchange_step_gpus(x0, {8}, note));
+    }
+    // The real partner of this attempt publishes: the union is this attempt's GPUs only.
+    std::filesystem::remove(dir1 + "/1");
+    std::thread partner([&] {
+        std::string n;
+        launch::exchange_step_gpus({dir1, 1, 2, 5, launch::step_identity(env(attempt1))}, {9}, n);
+    });
+    x0.timeout_s = 5;
+    got = launch::exchange_step_gpus(x0, {8}, note);
+    partner.join();
+    REQUIRE(got);
+    CHECK(*got == std::vector<int>{8, 9});
     std::filesystem::remove_all(base);
 }
 
@@ -403,6 +464,11 @@ TEST_CASE("job environment values over 4 KiB are read whole, not taken as unset 
     CHECK(spank::read_env_value("V", reader(bigger)) == std::optional<std::string>(bigger));
     CHECK_THROWS_WITH(spank::read_env_value("HUGE", reader(std::string(spank::kMaxJobEnvValue + 1, 'z'))),
                       Catch::Contains("HUGE") && Catch::Contains("longer than"));
+    // Exactly the limit fits (issue 20, H9: it was refused as "longer than 1024 KiB").
+    const std::string limit(spank::kMaxJobEnvValue, 'w');
+    CHECK(spank::read_env_value("LIMIT", reader(limit)) == std::optional<std::string>(limit));
+    CHECK_THROWS_WITH(spank::read_env_value("HUGE", reader(std::string(spank::kMaxJobEnvValue + 1, 'z'))),
+                      Catch::Contains("longer than 1048576 bytes"));
     CHECK_FALSE(spank::read_env_value("NONE", [](char*, size_t) { return spank::EnvRead::Missing; }));
 }
 

@@ -57,6 +57,8 @@ std::optional<std::string> read_file_bounded(const std::string& path, const Read
     if (::fstat(fd.get(), &st) != 0) return failed(failure, errno, describe_errno(errno));
     if (S_ISDIR(st.st_mode)) return failed(failure, EISDIR, describe_errno(EISDIR));
     if (!S_ISREG(st.st_mode)) return failed(failure, EINVAL, "is not a regular file");
+    if (limits.owned_by_me && st.st_uid != ::geteuid())
+        return failed(failure, EPERM, "is owned by uid " + std::to_string(st.st_uid) + ", not by this user");
     auto too_large = [&] {
         return failed(failure, EFBIG, "is larger than " + std::to_string(limits.max_bytes) + " bytes");
     };

@@ -18,12 +18,13 @@ inline constexpr uint64_t kMaxConfigFileBytes = uint64_t{16} << 20;    // gputop
 struct ReadLimits {
     uint64_t max_bytes = kMaxTopologyFileBytes;
     bool follow_links = true;  // false: a symbolic link as the last component is refused
+    bool owned_by_me = false;  // true: a file another user owns is refused (files in sticky, shared directories)
 };
 
 // Why a read failed: the errno that explains it (ENOENT, EISDIR, EFBIG,
 // ELOOP, ...) and a phrase that completes "PATH ...": "does not exist", "is a
 // directory", "is not a regular file", "is larger than N bytes", "is a
-// symbolic link", "cannot be read (strerror)".
+// symbolic link", "is owned by uid N, not by this user", "cannot be read (strerror)".
 struct ReadFailure {
     int err = 0;
     std::string what;

@@ -10,6 +10,8 @@ namespace gputopo {
 namespace {
 
 constexpr int kMaxDigits = 18;
+// What a name kept in the literal table costs besides its characters (hash node, string, pair).
+constexpr uint64_t kLiteralOverhead = 64;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -96,6 +98,16 @@ void IslandMap::insert(Layer& layer, uint32_t island, const HostRange& r, uint32
         if (canonical(r.prefix, a, r.width, key, va)) {
             layer.numeric[key].push_back(Interval{va, va + (b - a), island, origin});
         } else {
+            // Names too long for an interval are kept one by one: under one budget.
+            const uint64_t per_name = r.prefix.size() + static_cast<uint64_t>(std::max(r.width, nd)) + kLiteralOverhead;
+            const uint64_t names = b - a + 1;
+            if (names > (kMaxLiteralBytes - literal_bytes_) / per_name)
+                throw ParseError(origins_[origin] + ": the node range '" + r.host(r.lo) + "..." + r.host(r.hi) + "' (" +
+                                 std::to_string(r.count()) + " names of more than " + std::to_string(kMaxDigits) +
+                                 " digits, each kept by name) exceeds what an island map may hold (" +
+                                 std::to_string(kMaxLiteralBytes >> 20) +
+                                 " MiB of such names); expected node names with at most 18 digits, or shorter ranges");
+            literal_bytes_ += names * per_name;
             for (uint64_t v = a;; ++v) {
                 literal(r.host(v));
                 if (v == b) break;

@@ -42,6 +42,10 @@ struct Island {
 class IslandMap {
 public:
     static constexpr size_t npos = static_cast<size_t>(-1);
+    // What one map may spend on names kept one by one (ranges whose names have
+    // more than 18 digits cannot be kept as intervals): every source of the
+    // map together, so a 55-byte line cannot cost gigabytes (issue 20, H7).
+    static constexpr uint64_t kMaxLiteralBytes = uint64_t{16} << 20;
 
     // Adds NODES to island NAME from SOURCE; ORIGIN ("FILE:LINE") is used in
     // messages. Throws ParseError when a node is already in another island of
@@ -85,6 +89,7 @@ private:
 
     std::vector<Island> islands_;
     std::vector<std::string> origins_;
+    uint64_t literal_bytes_ = 0;  // spent of kMaxLiteralBytes
     std::unordered_map<std::string, size_t> by_name_;
     mutable Layer layers_[kIslandSourceCount];
     // Sealed state and a stamp unique to these lookup tables (find() caches

@@ -92,32 +92,170 @@ void check_sets(const XmlElement& e, const std::string& name) {
     }
 }
 
-void check_object(const XmlElement& e, const std::string& name) {
+// What libhwloc's 1.x and 2.x XML importers require, as a whitelist: only
+// what hwloc itself writes gets to hwloc_topology_load. Mutating the shipped
+// 1.x fixtures found more NULL reads and aborts inside libhwloc 2.9 (issue 20,
+// H1: a NUMANode without cpusets, a Machine without nodesets, a Bridge retyped
+// as NUMANode, a root typed Cache or MemCache); each is one of these rules.
+enum class Kind { Normal, Memory, Io, Misc };
+
+struct TypeInfo {
+    const char* name;
+    Kind kind;
+    bool cache;  // carries cache_* attributes
+};
+
+// hwloc 1.x type names (lstopo 1.x writes these; "Socket" before 1.11, "System" for multi-machine roots).
+const TypeInfo kV1Types[] = {
+    {"System", Kind::Normal, false}, {"Machine", Kind::Normal, false}, {"Group", Kind::Normal, false},
+    {"NUMANode", Kind::Normal, false}, {"Socket", Kind::Normal, false}, {"Package", Kind::Normal, false},
+    {"Cache", Kind::Normal, true},   {"Core", Kind::Normal, false},    {"PU", Kind::Normal, false},
+    {"Bridge", Kind::Io, false},     {"PCIDev", Kind::Io, false},      {"OSDev", Kind::Io, false},
+    {"Misc", Kind::Misc, false},
+};
+// hwloc 2.x type names.
+const TypeInfo kV2Types[] = {
+    {"Machine", Kind::Normal, false},  {"Group", Kind::Normal, false},    {"Package", Kind::Normal, false},
+    {"Die", Kind::Normal, false},      {"Core", Kind::Normal, false},     {"PU", Kind::Normal, false},
+    {"L1Cache", Kind::Normal, true},   {"L2Cache", Kind::Normal, true},   {"L3Cache", Kind::Normal, true},
+    {"L4Cache", Kind::Normal, true},   {"L5Cache", Kind::Normal, true},   {"L1iCache", Kind::Normal, true},
+    {"L2iCache", Kind::Normal, true},  {"L3iCache", Kind::Normal, true},  {"NUMANode", Kind::Memory, false},
+    {"MemCache", Kind::Memory, true},  {"Bridge", Kind::Io, false},       {"PCIDev", Kind::Io, false},
+    {"OSDev", Kind::Io, false},        {"Misc", Kind::Misc, false},
+};
+
+const TypeInfo* type_info(const std::string& type, int major) {
+    if (major <= 1) {
+        for (const TypeInfo& t : kV1Types)
+            if (type == t.name) return &t;
+    } else {
+        for (const TypeInfo& t : kV2Types)
+            if (type == t.name) return &t;
+    }
+    return nullptr;
+}
+
+std::string type_names(int major) {
+    std::string out;
+    auto add = [&](const TypeInfo& t) { out += (out.empty() ? "" : ", ") + std::string(t.name); };
+    if (major <= 1)
+        for (const TypeInfo& t : kV1Types) add(t);
+    else
+        for (const TypeInfo& t : kV2Types) add(t);
+    return out;
+}
+
+// Attributes only some types carry (hwloc writes them only there and its
+// importer reads them into that type's union member).
+struct OwnedAttribute {
+    const char* attr;
+    bool (*allowed)(const std::string& type, const TypeInfo& t);
+    const char* owners;
+};
+const OwnedAttribute kOwnedAttributes[] = {
+    {"bridge_type", [](const std::string& type, const TypeInfo&) { return type == "Bridge"; }, "Bridge"},
+    {"bridge_pci", [](const std::string& type, const TypeInfo&) { return type == "Bridge"; }, "Bridge"},
+    {"pci_busid", [](const std::string& type, const TypeInfo&) { return type == "Bridge" || type == "PCIDev"; },
+     "Bridge and PCIDev"},
+    {"pci_type", [](const std::string& type, const TypeInfo&) { return type == "Bridge" || type == "PCIDev"; },
+     "Bridge and PCIDev"},
+    {"pci_link_speed", [](const std::string& type, const TypeInfo&) { return type == "Bridge" || type == "PCIDev"; },
+     "Bridge and PCIDev"},
+    {"osdev_type", [](const std::string& type, const TypeInfo&) { return type == "OSDev"; }, "OSDev"},
+    {"cache_size", [](const std::string&, const TypeInfo& t) { return t.cache; }, "caches"},
+    {"cache_linesize", [](const std::string&, const TypeInfo& t) { return t.cache; }, "caches"},
+    {"cache_associativity", [](const std::string&, const TypeInfo& t) { return t.cache; }, "caches"},
+    {"cache_type", [](const std::string&, const TypeInfo& t) { return t.cache; }, "caches"},
+    {"local_memory", [](const std::string&, const TypeInfo& t) { return t.kind == Kind::Normal || t.kind == Kind::Memory; },
+     "CPU and memory objects"},
+};
+
+const char* const kRequiredSets[] = {"cpuset", "complete_cpuset", "nodeset", "complete_nodeset"};
+
+struct Walk {
+    XmlElement e;
+    const TypeInfo* parent;  // the enclosing object's type; nullptr for the root object
+    bool objects;            // false: below a non-object element, only its sets are checked
+};
+
+void check_object(const XmlElement& e, const TypeInfo* parent, int major, const std::string& name,
+                  const TypeInfo*& out) {
+    const std::string type = e.attr("type");
     auto refuse = [&](const std::string& what) {
-        fail(name, "line " + std::to_string(e.line()) + ": <object type=\"" + e.attr("type") + "\"> " + what + "; " +
+        fail(name, "line " + std::to_string(e.line()) + ": <object type=\"" + type + "\"> " + what + "; " +
                        kExpected);
     };
+    const TypeInfo* t = type_info(type, major);
+    if (!t)
+        refuse(std::string("is not an object type hwloc ") + (major <= 1 ? "1.x" : "2.x") + " writes (expected one of " +
+               type_names(major) + ")");
+    out = t;
+    if (!parent) {
+        if (type != "Machine" && !(major <= 1 && type == "System"))
+            refuse(std::string("is the root object (expected Machine") + (major <= 1 ? " or System)" : ")"));
+    } else {
+        // The tree shape hwloc writes: I/O objects below CPU objects or other
+        // I/O objects, Misc anywhere, CPU objects only below CPU objects, and
+        // (2.x) memory objects below CPU objects or memory-side caches.
+        const Kind pk = parent->kind;
+        bool ok = true;
+        switch (t->kind) {
+        case Kind::Normal: ok = pk == Kind::Normal && std::string(parent->name) != "PU"; break;
+        case Kind::Memory:
+            ok = pk == Kind::Normal || (std::string(parent->name) == "MemCache" && pk == Kind::Memory);
+            break;
+        case Kind::Io: ok = pk == Kind::Normal || pk == Kind::Io; break;
+        case Kind::Misc: ok = true; break;
+        }
+        if (pk == Kind::Misc && t->kind != Kind::Misc) ok = false;
+        if (pk == Kind::Memory && std::string(parent->name) == "NUMANode" && t->kind != Kind::Misc) ok = false;
+        if (!ok) refuse(std::string("is inside <object type=\"") + parent->name + "\">, where hwloc never puts it");
+    }
     if (e.has("cpuset") && !e.has("complete_cpuset")) refuse("has a cpuset but no complete_cpuset");
     if (e.has("nodeset") && !e.has("complete_nodeset")) refuse("has a nodeset but no complete_nodeset");
+    if (t->kind == Kind::Normal || t->kind == Kind::Memory) {
+        for (const char* a : kRequiredSets)
+            if (!e.has(a)) refuse(std::string("has no ") + a + " (hwloc writes cpuset, complete_cpuset, nodeset and "
+                                                        "complete_nodeset on every CPU and memory object)");
+    } else {
+        for (const char* a : kSetAttributes)
+            if (e.has(a) && t->kind == Kind::Io) refuse(std::string("has ") + a + " (an I/O object has no CPU or node set)");
+    }
+    for (const OwnedAttribute& o : kOwnedAttributes)
+        if (e.has(o.attr) && !o.allowed(type, *t))
+            refuse(std::string("has ") + o.attr + " (hwloc writes it only on " + o.owners + ")");
+    if (type == "Bridge" && !e.has("bridge_type")) refuse("has no bridge_type");
+    if (type == "PCIDev" && !e.has("pci_busid")) refuse("has no pci_busid");
+    if (type == "OSDev" && !e.has("osdev_type")) refuse("has no osdev_type");
     if (e.has("bridge_type")) {
-        std::string t = e.attr("bridge_type");
-        size_t dash = t.find('-');
-        if (dash == std::string::npos || !is_bus_type(std::string_view(t).substr(0, dash)) ||
-            !is_bus_type(std::string_view(t).substr(dash + 1)))
-            refuse("has bridge_type=\"" + t + "\" (expected \"0-1\" or \"1-1\")");
+        std::string bt = e.attr("bridge_type");
+        size_t dash = bt.find('-');
+        if (dash == std::string::npos || !is_bus_type(std::string_view(bt).substr(0, dash)) ||
+            !is_bus_type(std::string_view(bt).substr(dash + 1)))
+            refuse("has bridge_type=\"" + bt + "\" (expected \"0-1\" or \"1-1\")");
     }
 }
 
 // Every element below the root, without recursion (libxml2 already limits
 // the depth; this walk does not depend on it).
-void check_objects(const XmlElement& root, const std::string& name) {
-    std::vector<XmlElement> todo{root};
+void check_objects(const XmlElement& root, int major, const std::string& name) {
+    int roots = 0;
+    for (const XmlElement& c : root.children())
+        if (c.name() == "object") ++roots;
+    if (roots != 1)
+        fail(name, "has " + std::to_string(roots) + " top-level <object> elements (expected exactly one, the Machine); " +
+                       kExpected);
+    std::vector<Walk> todo;
+    for (const XmlElement& c : root.children()) todo.push_back({c, nullptr, true});
+    check_sets(root, name);
     while (!todo.empty()) {
-        XmlElement e = todo.back();
+        Walk w = todo.back();
         todo.pop_back();
-        check_sets(e, name);
-        if (e.name() == "object") check_object(e, name);
-        for (const XmlElement& c : e.children()) todo.push_back(c);
+        check_sets(w.e, name);
+        const bool object = w.objects && w.e.name() == "object";
+        const TypeInfo* here = nullptr;
+        if (object) check_object(w.e, w.parent, major, name, here);
+        for (const XmlElement& c : w.e.children()) todo.push_back({c, here, object});
     }
 }
 
@@ -139,8 +277,11 @@ void check_xml_document(const XmlDocument& doc, const std::string& name) {
                        "\">) is not supported by this hwloc (" + hwloc_runtime_version() +
                        "); export it with hwloc 2.x (`lstopo --of xml`) or with hwloc 3's `lstopo --of v2xml`, "
                        "or give gputopo the node's NCCL topology dump instead");
-    check_objects(root, name);
+    check_objects(root, major, name);
 }
+
+// hwloc discovery components that never run in gputopo (see Topology).
+const char* const kBlockedComponents[] = {"opencl", "cuda", "nvml", "rsmi", "levelzero", "gl"};
 
 // hwloc loads its plugins (PCI through libpciaccess, OpenCL, ...) with the
 // first topology and unloads them with the last; libpciaccess keeps static
@@ -168,6 +309,15 @@ public:
         // model; the plan restricts to the CPUs a step may use.
         hwloc_topology_set_flags(topo_, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
         hwloc_topology_set_io_types_filter(topo_, HWLOC_TYPE_FILTER_KEEP_ALL);
+        // Issue 20, H10: with libhwloc-plugins installed, hwloc would also run
+        // its OpenCL, CUDA, NVML, ROCm SMI and Level Zero components (each
+        // initialises a GPU runtime, in slurmd and in slurmstepd as root) and
+        // the GL one (connects to an X server). gputopo reads NVML itself,
+        // bounded (nvml_timeout=); none of these may run here, whatever
+        // HWLOC_COMPONENTS says: a blacklisted component is skipped even when
+        // the environment asks for it.
+        for (const char* c : kBlockedComponents)
+            hwloc_topology_set_components(topo_, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, c);
     }
     ~Topology() { hwloc_topology_destroy(topo_); }
     Topology(const Topology&) = delete;

@@ -3,10 +3,15 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
 
 #include "topo/core/env_names.hpp"
 #include "topo/sources/nvml_api.hpp"
@@ -376,12 +381,22 @@ NvmlSnapshot read_nvml_impl(const std::string& requested) {
 
 }  // namespace
 
+double nvml_timeout_from_environment() {
+    const char* env = secure_getenv(kNvmlTimeoutEnv);
+    if (!env || !*env) return kDefaultNvmlTimeoutS;
+    char* end = nullptr;
+    double v = std::strtod(env, &end);
+    return end && *end == '\0' && v > 0 && v <= kMaxNvmlTimeoutS ? v : kDefaultNvmlTimeoutS;
+}
+
 std::string nvml_library_from_environment() {
     const char* env = secure_getenv(kNvmlLibraryEnv);
     return env ? env : "";
 }
 
-NvmlSnapshot read_nvml(const std::string& library) {
+namespace {
+
+NvmlSnapshot read_nvml_guarded(const std::string& library) {
     try {
         return read_nvml_impl(library);
     } catch (const std::exception& e) {
@@ -393,6 +408,68 @@ NvmlSnapshot read_nvml(const std::string& library) {
         snap.reason = "NVML read failed";
         return snap;
     }
+}
+
+// One NVML read in flight, shared by the caller and the thread doing it.
+struct NvmlCall {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    NvmlSnapshot snap;
+};
+
+std::mutex g_hung_mutex;
+std::string g_hung;  // set once NVML did not answer: why, for every later call
+
+}  // namespace
+
+NvmlSnapshot read_nvml(const std::string& library, double timeout_s) {
+    const std::string lib = library.empty() ? "libnvidia-ml.so.1" : library;
+    {
+        std::lock_guard<std::mutex> lock(g_hung_mutex);
+        if (!g_hung.empty()) {
+            NvmlSnapshot snap;
+            snap.library = lib;
+            snap.reason = g_hung;
+            snap.timed_out = true;
+            return snap;
+        }
+    }
+    if (!(timeout_s > 0)) timeout_s = kDefaultNvmlTimeoutS;
+    timeout_s = std::min(timeout_s, kMaxNvmlTimeoutS);
+    auto call = std::make_shared<NvmlCall>();
+    try {
+        std::thread([call, library] {
+            NvmlSnapshot snap = read_nvml_guarded(library);
+            std::lock_guard<std::mutex> lock(call->m);
+            call->snap = std::move(snap);
+            call->done = true;
+            call->cv.notify_all();
+        }).detach();
+    } catch (const std::exception& e) {
+        NvmlSnapshot snap;
+        snap.library = lib;
+        snap.reason = std::string("cannot start the NVML reader thread: ") + e.what();
+        return snap;
+    }
+    std::unique_lock<std::mutex> lock(call->m);
+    if (call->cv.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return call->done; }))
+        return std::move(call->snap);
+    // The thread may still return one day (a driver that recovers): the code
+    // it returns into must stay mapped even if the object holding it (the
+    // plugin, the readers module) is unloaded.
+    Dl_info self{};
+    if (dladdr(reinterpret_cast<void*>(&read_nvml_guarded), &self) && self.dli_fname)
+        dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    NvmlSnapshot snap;
+    snap.library = lib;
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%g", timeout_s);
+    snap.reason = lib + " did not answer within " + secs + " s (nvml_timeout=); NVML is not used by this process";
+    snap.timed_out = true;
+    std::lock_guard<std::mutex> hung(g_hung_mutex);
+    g_hung = snap.reason;
+    return snap;
 }
 
 }  // namespace gputopo

@@ -65,6 +65,7 @@ struct NvmlGpuInfo {
 
 struct NvmlSnapshot {
     bool available = false;
+    bool timed_out = false;       // NVML did not answer within the timeout (read_nvml)
     std::string reason;           // why not available (library, driver, no GPU, ...)
     std::string library;          // what was loaded
     std::string driver_version;
@@ -80,12 +81,27 @@ struct NvmlSnapshot {
 // NVML as root, never reads it: its library comes from plugstack.conf nvml=.
 inline constexpr const char* kNvmlLibraryEnv = "GPUTOPO_NVML_LIBRARY";
 
+// How long NVML may take to answer (nvmlInit and every query together)
+// before gputopo goes on without it: plugstack.conf nvml_timeout=, default 10 s.
+inline constexpr double kDefaultNvmlTimeoutS = 10;
+inline constexpr double kMaxNvmlTimeoutS = 600;
+
+// $GPUTOPO_NVML_TIMEOUT: seconds, for the CLI and the launcher (as
+// GPUTOPO_NVML_LIBRARY); the plugin's comes from plugstack.conf nvml_timeout=.
+inline constexpr const char* kNvmlTimeoutEnv = "GPUTOPO_NVML_TIMEOUT";
+// kDefaultNvmlTimeoutS when unset or not a number of seconds in (0, 600].
+double nvml_timeout_from_environment();
+
 // $GPUTOPO_NVML_LIBRARY (through secure_getenv: unset in a setuid or
 // otherwise secure-execution process), "" when unset.
 std::string nvml_library_from_environment();
 
 // Reads every GPU NVML sees. `library`: a path or soname; "" means
 // "libnvidia-ml.so.1". Never reads the environment. Never throws.
-NvmlSnapshot read_nvml(const std::string& library = "");
+// Bounded (issue 20, H6): NVML runs in a thread; when it has not answered
+// within `timeout_s`, the snapshot is "not available" with the reason, the
+// thread is left behind (a call stuck in the driver cannot be cancelled), and
+// every later call in this process answers at once without touching NVML.
+NvmlSnapshot read_nvml(const std::string& library = "", double timeout_s = kDefaultNvmlTimeoutS);
 
 }  // namespace gputopo

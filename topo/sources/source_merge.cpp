@@ -150,7 +150,7 @@ void merge_nvml(Node& node, const NvmlSnapshot& nvml) {
     if (!nvml.available) {
         bool nvidia = std::any_of(node.gpus.begin(), node.gpus.end(),
                                   [](const Gpu& g) { return g.vendor == Vendor::Nvidia; });
-        if (nvidia)
+        if (nvidia || nvml.timed_out)  // a hung NVML is worth a line on any node
             node.warnings.push_back("NVML not available (" + nvml.reason +
                                     "): NVLink state and GPU health unknown, using what hwloc reports");
         return;
@@ -249,7 +249,7 @@ std::vector<std::string> mark_storage_nics(Node& node, const std::vector<std::st
 
 void apply_live_sources(Node& node, const LiveSources& sources) {
     try {
-        if (sources.nvml) merge_nvml(node, read_nvml(sources.nvml_library));
+        if (sources.nvml) merge_nvml(node, read_nvml(sources.nvml_library, sources.nvml_timeout_s));
         if (sources.nic_state) merge_nic_state(node, read_nic_state(sources.sysfs_root));
         for (const auto& n : mark_storage_nics(node, sources.storage_nics))
             node.warnings.push_back("storage NIC '" + n + "' (site configuration) is not on this node");
@@ -262,6 +262,7 @@ void apply_live_sources(Node& node, const LiveSources& sources) {
 LiveSources live_sources_from_environment() {
     LiveSources s;
     s.nvml_library = nvml_library_from_environment();
+    s.nvml_timeout_s = nvml_timeout_from_environment();
     return s;
 }
 

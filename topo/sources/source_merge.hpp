@@ -42,6 +42,7 @@ std::vector<std::string> mark_storage_nics(Node& node, const std::vector<std::st
 struct LiveSources {
     bool nvml = true;
     std::string nvml_library;            // "" = libnvidia-ml.so.1
+    double nvml_timeout_s = kDefaultNvmlTimeoutS;  // nvml_source.hpp read_nvml
     bool nic_state = true;
     std::string sysfs_root;              // "" = "/"
     std::vector<std::string> storage_nics;

@@ -2,9 +2,12 @@
 // (topo/sources/nvml_api.hpp) as the real library, driven by a fixture file named in
 // $GPUTOPO_FAKE_NVML_FIXTURE (format: tests/fixtures/nvml/README.md). It lets
 // the unit tests exercise gputopo's real dlopen/dlsym path without a GPU.
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -51,6 +54,7 @@ struct FakeState {
     std::vector<FakeGpu> gpus;
     // function name -> (bus id or "" for every call) -> return code
     std::map<std::string, std::map<std::string, nvmlReturn_t>> errors;
+    std::vector<std::string> hangs;  // functions that never return (a driver stuck in the kernel)
 };
 
 FakeState g_state;
@@ -175,6 +179,8 @@ bool load_fixture(const std::string& path) {
                     if (x.pci == gputopo::PciAddress::parse(w[1])) g = &x;
                 if (!g) throw std::runtime_error("mig for unknown gpu " + w[1]);
                 g->migs.push_back(w[2]);
+            } else if (w[0] == "hang" && w.size() == 2) {
+                st.hangs.push_back(w[1]);
             } else if (w[0] == "error" && w.size() >= 3) {
                 st.errors[w[1]][w.size() >= 4 ? w[3] : ""] = static_cast<nvmlReturn_t>(std::stoi(w[2]));
             } else {
@@ -187,6 +193,13 @@ bool load_fixture(const std::string& path) {
     }
     g_state = st;
     return true;
+}
+
+// A function the fixture says never returns: blocks this thread for good.
+void hang_if_asked(const FakeState& st, const char* fn) {
+    for (const std::string& h : st.hangs)
+        if (h == fn)
+            for (;;) pause();
 }
 
 // The error the fixture asks `fn` to return (for this GPU), or NVML_SUCCESS.
@@ -263,8 +276,18 @@ FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void) {
         // every first initialisation reads the fixture named now.
         g_state = FakeState();
         const char* path = std::getenv("GPUTOPO_FAKE_NVML_FIXTURE");
+        // Without the variable (a daemon's environment): LIBRARY.fixture beside this library, if there.
+        std::string beside;
+        if (!path || !*path) {
+            Dl_info info{};
+            if (dladdr(reinterpret_cast<void*>(&nvmlInit_v2), &info) && info.dli_fname) {
+                beside = std::string(info.dli_fname) + ".fixture";
+                if (access(beside.c_str(), R_OK) == 0) path = beside.c_str();
+            }
+        }
         if (!path || !*path) return NVML_ERROR_DRIVER_NOT_LOADED;
         if (!load_fixture(path)) return NVML_ERROR_UNKNOWN;
+        hang_if_asked(g_state, "nvmlInit_v2");
         if (nvmlReturn_t e = injected("nvmlInit_v2")) {
             g_state = FakeState();
             return e;
@@ -302,6 +325,7 @@ FAKE_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int 
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
     CHECK_INIT();
     if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+    hang_if_asked(g_state, "nvmlDeviceGetCount_v2");
     if (nvmlReturn_t e = injected("nvmlDeviceGetCount_v2")) return e;
     *count = static_cast<unsigned>(g_state.gpus.size());
     return NVML_SUCCESS;
