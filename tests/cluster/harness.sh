@@ -246,9 +246,10 @@ _harness_subst() {
 #           SelectTypeParameters=CR_Core_Memory and a cgroup.conf with CgroupPlugin=cgroup/v1,
 #           ConstrainCores, ConstrainDevices and ConstrainRAMSpace: what production sites run.
 #           Each run gets cgroups of its own: a directory gputopo-<run> under every v1
-#           controller, entered through a cgroup namespace (unshare -C) in which each daemon
-#           mounts the controllers at $CLUSTER_DIR/cgroup/<controller> (CgroupMountpoint), so
-#           Slurm's slurm_<node> roots of two runs never meet. Removed at cluster_stop.
+#           controller, mounted from a cgroup namespace rooted there at
+#           $CLUSTER_DIR/cgroup/<controller> (CgroupMountpoint), the daemons in that cgroup
+#           namespace (unshare -C), so Slurm's slurm_<node> roots of two runs never meet.
+#           Unmounted and removed at cluster_stop.
 #   none    TaskPlugin=task/none, ProctrackType=proctrack/linuxproc, CR_Core.
 # GPUTOPO_CLUSTER_CGROUP=auto (default: cgroup where the kernel has the v1 cpuset, memory,
 # devices and freezer controllers, else none with one line saying why), 1 (cgroup or fail),
@@ -327,6 +328,9 @@ _harness_cgroup_remove() {
     local c dir=/sys/fs/cgroup name i
     name=$(_harness_cgroup_name)
     for c in $_harness_cgroup_controllers; do
+        mountpoint -q "$CLUSTER_DIR/cgroup/$c" 2>/dev/null && umount "$CLUSTER_DIR/cgroup/$c" 2>/dev/null
+    done
+    for c in $_harness_cgroup_controllers; do
         [ -d "$dir/$c/$name" ] || continue
         for i in $(seq 1 50); do
             find "$dir/$c/$name" -depth -type d -exec rmdir {} \; 2>/dev/null
@@ -339,20 +343,25 @@ _harness_cgroup_remove() {
 }
 
 # cluster_daemon CMD...: runs CMD (a daemon) in this run's cgroups, seen through a cgroup
-# namespace with the controllers mounted at $CLUSTER_DIR/cgroup (cgroup configuration);
-# otherwise as it is.
+# namespace rooted there (cgroup configuration); otherwise as it is. The daemons share the
+# host's mount namespace, so what a test mounts later (a full or read-only tmpfs) is theirs too.
 cluster_daemon() {
     if [ "${CLUSTER_TASK_CONFIG:-none}" != cgroup ]; then
         "$@"
         return
     fi
-    GPUTOPO_CG_NAME=$(_harness_cgroup_name) GPUTOPO_CG_CTRL=$_harness_cgroup_controllers \
-    GPUTOPO_CG_MNT=$CLUSTER_DIR/cgroup sh -c '
+    GPUTOPO_CG_NAME=$(_harness_cgroup_name) GPUTOPO_CG_CTRL=$_harness_cgroup_controllers sh -c '
         for c in $GPUTOPO_CG_CTRL; do echo $$ > "/sys/fs/cgroup/$c/$GPUTOPO_CG_NAME/cgroup.procs" || exit 1; done
-        exec unshare -C -m --propagation private sh -c "
-            for c in \$GPUTOPO_CG_CTRL; do mount -t cgroup -o \$c cgroup \"\$GPUTOPO_CG_MNT/\$c\" || exit 1; done
-            unset GPUTOPO_CG_NAME GPUTOPO_CG_CTRL GPUTOPO_CG_MNT
-            exec \"\$@\"" sh "$@"' sh "$@"
+        unset GPUTOPO_CG_NAME GPUTOPO_CG_CTRL
+        exec unshare -C "$@"' sh "$@"
+}
+
+# The run's controllers mounted at $CLUSTER_DIR/cgroup/<controller> (CgroupMountpoint) from
+# inside a cgroup namespace rooted at the run's cgroups: Slurm's slurm_<node> roots land
+# under /sys/fs/cgroup/<controller>/gputopo-<run>.
+_harness_cgroup_mount() {
+    cluster_daemon sh -c 'for c in '"$_harness_cgroup_controllers"'; do
+        mount -t cgroup -o "$c" cgroup "$1/$c" || exit 1; done' sh "$CLUSTER_DIR/cgroup"
 }
 
 # cluster_start_slurmd NODE: starts slurmd for NODE the way cluster_start does (also to
@@ -503,7 +512,8 @@ cluster_start() {
     _harness_devices || { echo "harness: mknod failed (run as root)" >&2; return 1; }
     _harness_choose_task_config || return 1
     if [ "$CLUSTER_TASK_CONFIG" = cgroup ]; then
-        _harness_cgroup_create || { echo "harness: could not create this run's cgroups" >&2; return 1; }
+        { _harness_cgroup_create && _harness_cgroup_mount; } ||
+            { echo "harness: could not create or mount this run's cgroups" >&2; return 1; }
     fi
     _harness_start_munge || return 1
     # Ports: picked under a lock and held until the daemons have bound them, so
