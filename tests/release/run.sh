@@ -30,7 +30,7 @@ cache=${GPUTOPO_RELEASE_CACHE:-/var/cache/gputopo/release}
 
 # Everything the build, the cluster tests and `make deb` need inside the root.
 packages="slurmctld slurmd slurm-client libslurm-dev munge g++ make pkg-config libhwloc-dev libxml2-dev
-          python3 procps iproute2 dpkg-dev fakeroot binutils lintian file man-db python3-torch"
+          python3 procps iproute2 dpkg-dev fakeroot binutils lintian file man-db"
 key=$(printf '%s %s %s' "$suite" "$mirror" "$packages" | sha1sum | cut -c1-12)
 tarball=$cache/debian-$suite-$key.tar
 
