@@ -531,7 +531,7 @@ cluster_start() {
         cluster_start_slurmd "$n" ||
             { flock -u "$_harness_lock"; echo "harness: slurmd $n failed" >&2; cluster_dump_logs; return 1; }
     done
-    for i in $(seq 1 150); do
+    for i in $(seq 1 300); do
         state=$(sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | awk '$2 == "idle"' | wc -l)
         [ "$state" -ge 4 ] && break
         sleep 0.2
