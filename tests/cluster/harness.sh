@@ -364,6 +364,19 @@ _harness_cgroup_mount() {
         mount -t cgroup -o "$c" cgroup "$1/$c" || exit 1; done' sh "$CLUSTER_DIR/cgroup"
 }
 
+# cluster_in_slurmd_ns "SHELL COMMANDS": in configless mode each slurmd runs in a private mount
+# namespace (for munge's default socket), which no mount made later on the host reaches (and
+# no bind mount can cross): run the commands (a test's own mount) in each slurmd's namespace too.
+cluster_in_slurmd_ns() {
+    [ "${CLUSTER_CONFIGLESS:-0}" = 1 ] || return 0
+    local f pid
+    for f in "$CLUSTER_DIR"/run/slurmd-*.pid; do
+        pid=$(cat "$f" 2>/dev/null) || continue
+        [ -n "$pid" ] && nsenter -t "$pid" -m sh -c "$1" ||
+            { echo "harness: '$1' failed in slurmd $pid's mount namespace" >&2; return 1; }
+    done
+}
+
 # cluster_start_slurmd NODE: starts slurmd for NODE the way cluster_start does (also to
 # restart one a test stopped).
 cluster_start_slurmd() {

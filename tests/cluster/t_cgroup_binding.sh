@@ -32,6 +32,12 @@ check() {
 only_cgroup() { [ "$cg" = 1 ] && printf '%s\n' "$@"; }
 mapfile -t k2 < <(only_cgroup --opens 2 --disjoint)
 mapfile -t k1 < <(only_cgroup --opens 1 --disjoint)
+# One GPU per task: its own device cgroup isolates it; without one gputopo's shared view
+# (every task sees the step's GPUs, its own first) is the default.
+mapfile -t iso1 < <(only_cgroup --isolated)
+# --cpu-bind=map_cpu is applied by task/affinity; under task/none nothing applies it.
+map_cpus="1;0"
+[ "$cg" = 1 ] || map_cpus="0-1;0-1"
 
 check "gpus-per-task=2: each task's program devices are the two GPUs it can open (n2)" 2 --isolated "${k2[@]}" \
     -- -w n2 -n2 --gpus-per-task=2 --gpu-topo=closest
@@ -45,7 +51,9 @@ if [ "$cg" = 1 ]; then
     tap_check "share under per-task device cgroups: said once per node, pointing to --gpus-per-node" \
         test "$n" = 1 -a "$(grep -c 'gpus-per-node' "$w/out")" = 1
 else
-    tap_ok "share under per-task device cgroups: not applicable without ConstrainDevices (task/none)"
+    with_timeout 60 srun -w n2 -n2 --gpus-per-task=1 --gpu-topo=closest,share /bin/true > "$w/out" 2>&1
+    tap_check "share without device cgroups (task/none): nothing says it is impossible" \
+        test "$(grep -c 'share is not possible here' "$w/out")" = 0
 fi
 check "gpus-per-node=4: every task opens the step's four GPUs, its devices among them (n2)" 2 --same \
     $(only_cgroup --opens 4) -- -w n2 -N1 -n2 --gpus-per-node=4 --gpu-topo=closest
@@ -59,16 +67,16 @@ check "gpu-bind=single:1: one GPU each, named so (n1)" 2 --isolated "${k1[@]}" \
     -- -w n1 -n2 --gpus=2 --gpu-bind=single:1 --gpu-topo=closest
 check "gpu-bind=closest: the task's devices are GPUs it can open (n1)" 2 \
     -- -w n1 -n2 --gpus=2 --gpu-bind=closest --gpu-topo=closest
-check "--gres-flags=enforce-binding: one GPU each, named so (n1)" 2 --isolated "${k1[@]}" \
+check "--gres-flags=enforce-binding: one GPU each, named so (n1)" 2 "${iso1[@]}" "${k1[@]}" \
     -- -w n1 -n2 --gpus-per-task=1 --gres-flags=enforce-binding --gpu-topo=closest
 check "AMD (n4): ROCR_VISIBLE_DEVICES counts the task's own GPUs, named so" 2 --isolated "${k2[@]}" \
     -- -w n4 -n2 --gpus-per-task=2 --gpu-topo=closest
 
 # CPUs and memory, on n1 (this host's real CPUs: 2 GPUs, every CPU local to both).
 if [ "$(nproc)" -ge 2 ]; then
-    check "CPUs: one each, memory preferred on their NUMA node (n1)" 2 --isolated --cpus "0;1" \
+    check "CPUs: one each, memory preferred on their NUMA node (n1)" 2 "${iso1[@]}" --cpus "0;1" \
         --mempolicy preferred:0 -- -w n1 -n2 --gpus-per-task=1 --gpu-topo=closest
-    check "cpu-bind=map_cpu:1,0 kept, memory still on its NUMA node (n1)" 2 --cpus "1;0" --mempolicy preferred:0 \
+    check "cpu-bind=map_cpu:1,0 kept, memory still on its NUMA node (n1)" 2 --cpus "$map_cpus" --mempolicy preferred:0 \
         -- -w n1 -n2 --gpus-per-task=1 --cpu-bind=map_cpu:1,0 --gpu-topo=closest
     check "cpu-bind=none: no affinity, no memory policy (n1)" 2 --cpus "0-1;0-1" --mempolicy default:- \
         -- -w n1 -n2 --gpus-per-task=1 --cpu-bind=none --gpu-topo=closest
@@ -107,7 +115,8 @@ if [ "$cg" = 1 ]; then
     tap_check "gputopo-launch alone on part of a node's GPUs: one clear note, tasks run unbound with Slurm's devices" \
         test "$(grep -c '^TASK .*gpus=unset' "$w/out")" = 2 -a "$(grep -c 'only the gputopo plugin in the step can say' "$w/err")" -ge 1
 else
-    tap_ok "gputopo-launch alone on part of a node's GPUs: the task's own variables name its GPUs (task/none)"
+    check "gputopo-launch alone on part of a node's GPUs: the task's own variables name its GPUs (task/none)" 2 \
+        --isolated -- -w n2 -n2 --gpus-per-task=2 "$CLUSTER_BUILD/gputopo-launch" --topology "$CLUSTER_DIR/topo/%n.xml" --
 fi
 plugstack_default
 check "gputopo-launch under the plugin: the plugin's binding stands (n2)" 2 --isolated "${k2[@]}" \

@@ -104,6 +104,8 @@ if mount -t tmpfs -o size=64k tmpfs "$w/full" 2>/dev/null; then
     mounts+=("$w/full")
     chmod 755 "$w/full"
     dd if=/dev/zero of="$w/full/fill" bs=4k count=64 2>/dev/null
+    cluster_in_slurmd_ns "mount -t tmpfs -o size=64k tmpfs '$w/full' && chmod 755 '$w/full' &&
+        { dd if=/dev/zero of='$w/full/fill' bs=4k count=64 2>/dev/null; true; }"
     plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml cache=$w/full"
     run -w n3 -N1 -n2 --gpus-per-task=1 --gpu-topo=closest
     rc=$?
@@ -114,6 +116,7 @@ else
 fi
 if mount -t tmpfs -o size=64k,ro tmpfs "$w/ro" 2>/dev/null; then
     mounts+=("$w/ro")
+    cluster_in_slurmd_ns "mount -t tmpfs -o size=64k,ro tmpfs '$w/ro'"
     plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml cache=$w/ro"
     run -w n3 -N1 -n2 --gpus-per-task=1 --gpu-topo=closest
     rc=$?
@@ -158,6 +161,8 @@ if mount -t tmpfs -o size=64k tmpfs "$w/full-live" 2>/dev/null; then
     mounts+=("$w/full-live")
     chmod 755 "$w/full-live"
     dd if=/dev/zero of="$w/full-live/fill" bs=4k count=64 2>/dev/null
+    cluster_in_slurmd_ns "mount -t tmpfs -o size=64k tmpfs '$w/full-live' && chmod 755 '$w/full-live' &&
+        { dd if=/dev/zero of='$w/full-live/fill' bs=4k count=64 2>/dev/null; true; }"
     rm -f /run/gputopo-cache-unwritable
     plugstack_set "cache=$w/full-live"
     log1=$CLUSTER_DIR/log/slurmd-n1.log
