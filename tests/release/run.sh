@@ -156,7 +156,7 @@ for m in ${what//,/ }; do
     rc=0
     case "$m" in
     full)
-        in_root "cd /src && GPUTOPO_CLUSTER_TESTS='$tests' bash tests/run_tests.sh --build build --cluster-only" || rc=1
+        in_root "cd /src && GPUTOPO_CLUSTER_CGROUP='${GPUTOPO_CLUSTER_CGROUP:-auto}' GPUTOPO_CLUSTER_TESTS='$tests' bash tests/run_tests.sh --build build --cluster-only" || rc=1
         ;;
     deb)
         in_root "cd /src && bash tests/release/deb_check.sh" || rc=1
