@@ -297,7 +297,7 @@ TaskAction StepBinding::task(int task, const Getenv& current, const CpuSet* task
     if (!inputs_.gpus.empty() && inputs_.device_ids.empty())
         a.wanted.push_back({env::kStepGpus, join_ints(inputs_.gpus), false});
     const TaskBinding& b = use.tasks.at(static_cast<size_t>(task));
-    bind_cpus(task, use, b, task_affinity, a);
+    bind_cpus(use, b, task_affinity, a);
     ResolvedEnv r = keep_user_values(a.wanted, current);
     a.set = std::move(r.set);
     a.kept = std::move(r.kept);
@@ -310,8 +310,7 @@ TaskAction StepBinding::task(int task, const Getenv& current, const CpuSet* task
 // The task's CPUs and memory: gputopo's plan in place of Slurm's automatic
 // binding; nothing for --cpu-bind=none; the user's own binding kept, with its
 // memory on its CPUs' NUMA nodes.
-void StepBinding::bind_cpus(int task, const Plan& use, const TaskBinding& b, const CpuSet* task_affinity,
-                            TaskAction& a) const {
+void StepBinding::bind_cpus(const Plan& use, const TaskBinding& b, const CpuSet* task_affinity, TaskAction& a) const {
     a.cpus = b.cpus;
     a.mems = b.mems;
     if (inputs_.cpu_request == CpuBindRequest::None) {
@@ -346,7 +345,6 @@ void StepBinding::bind_cpus(int task, const Plan& use, const TaskBinding& b, con
     // What is in force now, for SLURM_CPU_BIND's readers (and --cpu-bind=verbose).
     std::vector<std::string> masks;
     for (const TaskBinding& t : use.tasks) masks.push_back(hex_mask(t.cpus));
-    (void)task;
     const std::string list = join_strings(masks);
     const bool verbose = inputs_.cpu_bind.rfind("verbose", 0) == 0;
     a.cpu_bind_vars = {{env::kSlurmCpuBind, std::string(verbose ? "verbose" : "quiet") + ",mask_cpu:" + list, false},

@@ -127,7 +127,7 @@ private:
     };
     TaskScope task_scope(int task, const Getenv& current, const CpuSet* task_affinity) const;
     Plan scoped_plan(int task, const TaskScope& sc) const;
-    void bind_cpus(int task, const Plan& use, const TaskBinding& b, const CpuSet* task_affinity, TaskAction& a) const;
+    void bind_cpus(const Plan& use, const TaskBinding& b, const CpuSet* task_affinity, TaskAction& a) const;
     void task_notes(const Plan& use, const TaskScope& sc, TaskAction& a) const;
 
     Options options_;
