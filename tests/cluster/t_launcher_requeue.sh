@@ -34,10 +34,11 @@ per_node="--node-state-dir $w/node/%n"
 
 # Releases the job from Slurm's requeue hold once it is pending again; with
 # $2 = exc, only after the epilog put a node in ExcNodeList. Returns when the
-# job is finished (or after 90 s).
+# job is finished (or after 180 s: six jobs side by side on two cores, each
+# attempt of the budget job waits out --peer-wait).
 release_until_done() {
-    local job=$1 need=${2:-} i st reason
-    for i in $(seq 1 450); do
+    local job=$1 need=${2:-} st reason deadline=$(( $(date +%s) + 180 ))
+    while [ "$(date +%s)" -lt "$deadline" ]; do
         st=$(job_field "$job" JobState)
         case "$st" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|"") return 0 ;; esac
         reason=$(job_field "$job" Reason)
@@ -48,7 +49,15 @@ release_until_done() {
         fi
         sleep 0.2
     done
+    stuck_snapshot "$job" > "$w/stuck-$job.txt" 2>&1
     return 1
+}
+
+# What a job that does not end is doing: its steps and the processes of the test.
+stuck_snapshot() {
+    echo "job $1 still $(job_field "$1" JobState) at $(date +%T):"
+    scontrol show step -o 2>/dev/null | grep "StepId=$1\." | cut -c1-200
+    ps -eo pid,ppid,stat,etime,args 2>/dev/null | grep -E 'gputopo-launch|bash -c|scontrol|squeue|srun' | grep -v grep | cut -c1-200
 }
 
 # 1. GPU fault on one node. The node rank 1 lands on in the first attempt
@@ -119,13 +128,14 @@ release_until_done "$j2" &
 r2=$!
 release_until_done "$j6" exc &
 r6=$!
-wait_job_state "$j3" FAILED 60 >/dev/null 2>&1
-wait_job_state "$j4" FAILED 60 >/dev/null 2>&1
+wait_job_state "$j3" FAILED 120 >/dev/null 2>&1 || stuck_snapshot "$j3" > "$w/stuck-$j3.txt" 2>&1
+wait_job_state "$j4" FAILED 120 >/dev/null 2>&1 || stuck_snapshot "$j4" > "$w/stuck-$j4.txt" 2>&1
 # The back-off job: once the epilog has run (ExcNodeList set) and the job is pending again,
 # it may start ~40 s later (EligibleTime, the begin time the epilog set). While the job is
 # still COMPLETING, StartTime is the attempt that just ended.
 backoff_left=""
-for i in $(seq 1 300); do
+deadline=$(( $(date +%s) + 150 ))
+while [ "$(date +%s)" -lt "$deadline" ]; do
     exc=$(job_field "$j5" ExcNodeList)
     if [ "$exc" != "(null)" ] && [ -n "$exc" ] && [ "$(job_field "$j5" JobState)" = PENDING ]; then
         st_time=$(date -d "$(job_field "$j5" EligibleTime)" +%s 2>/dev/null) && backoff_left=$((st_time - $(date +%s)))
@@ -134,6 +144,7 @@ for i in $(seq 1 300); do
     sleep 0.2
 done
 backoff_comment=$(squeue -h -j "$j5" -O 'Comment:|' 2>/dev/null)
+[ -n "$backoff_left" ] || stuck_snapshot "$j5" > "$w/stuck-$j5.txt" 2>&1
 scancel "$j5"
 wait "$r1" "$r2" "$r6"
 
@@ -176,7 +187,8 @@ if [ "$st" = COMPLETED ] && [ "$restarts" = 1 ] && [ "$n_final" -ge 1 ] && grep 
     tap_ok "launcher: restart budget exhausted -> stops with a final message and the program's exit code (6), job COMPLETED; no node blamed for a NCCL timeout"
 else
     tap_not_ok "launcher: restart budget exhausted -> stops with a final message and exit code" \
-        "state=$st restarts=$restarts exit=$exitcode final-lines=$n_final" "$(cat "$w/budget-$j2.out")"
+        "state=$st restarts=$restarts exit=$exitcode final-lines=$n_final" "$(cat "$w/budget-$j2.out")" \
+        "$(cat "$w/stuck-$j2.txt" 2>/dev/null)" "$(cat "$w"/log-budget/*.jsonl 2>/dev/null | cut -c1-300 | tail -n 40)"
 fi
 
 # --- 3
@@ -186,7 +198,8 @@ if [ "$st" = FAILED ] && [ "$restarts" = 0 ] && [ "$(job_field "$j3" ExitCode)" 
    grep -q 'user_error' "$w/user-$j3.out"; then
     tap_ok "launcher: permanent user error (exit 78) -> no requeue, exit code 78"
 else
-    tap_not_ok "launcher: permanent user error (exit 78) -> no requeue" "state=$st restarts=$restarts" "$(cat "$w/user-$j3.out")"
+    tap_not_ok "launcher: permanent user error (exit 78) -> no requeue" "state=$st restarts=$restarts" "$(cat "$w/user-$j3.out")" \
+        "$(cat "$w/stuck-$j3.txt" 2>/dev/null)" "$(cat "$w"/log-user/*.jsonl 2>/dev/null | cut -c1-300 | tail -n 20)"
 fi
 # --- 1 (the name posing as fields): the real Restarts/BatchFlag were read.
 if [ "$(job_field "$j1" Restarts)" = 1 ] && ! grep -q 'not a batch job' "$w/gpu-$j1.out" &&
@@ -209,7 +222,8 @@ case "$backoff_comment" in *"gputopo:exclude="*";backoff=40"*) bc=1 ;; *) bc=0 ;
 if [ "$bc" = 1 ] && [ -n "$backoff_left" ] && [ "$backoff_left" -ge 25 ] && [ "$backoff_left" -le 45 ]; then
     tap_ok "launcher + epilog: --backoff 40 -> the next attempt may start $backoff_left s later"
 else
-    tap_not_ok "launcher + epilog: --backoff 40 reaches the epilog" "comment=$backoff_comment start in ${backoff_left:-?} s"
+    tap_not_ok "launcher + epilog: --backoff 40 reaches the epilog" "comment=$backoff_comment start in ${backoff_left:-?} s" \
+        "$(cat "$w/stuck-$j5.txt" 2>/dev/null)" "$(cat "$w/backoff-$j5.out")" "$(cat "$w"/log-backoff/*.jsonl 2>/dev/null | cut -c1-300 | tail -n 20)"
 fi
 
 # --- 6
