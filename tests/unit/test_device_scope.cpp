@@ -11,6 +11,7 @@
 #include "launcher/binding.hpp"
 #include "step/device_scope.hpp"
 #include "step/step_binding.hpp"
+#include "tests/unit/env_map.hpp"
 #include "tests/unit/fixtures.hpp"
 #include "topo/plan/planner.hpp"
 #include "topo/sources/topology_loader.hpp"
@@ -20,15 +21,8 @@ using namespace gputopo::step;
 
 namespace {
 
-using Env = std::map<std::string, std::string>;
-
-Getenv env_of(const Env& m) {
-    return [m](const std::string& n) -> std::optional<std::string> {
-        auto it = m.find(n);
-        if (it == m.end()) return std::nullopt;
-        return it->second;
-    };
-}
+using gputopo_test::Env;
+using gputopo_test::env_of;
 
 std::string join(const std::vector<int>& v) {
     std::string out;

@@ -21,6 +21,7 @@
 #include "spank/job_env.hpp"
 #include "step/apply.hpp"
 #include "step/step_binding.hpp"
+#include "tests/unit/env_map.hpp"
 #include "tests/unit/fixtures.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/plan/task_env.hpp"
@@ -31,15 +32,8 @@ using gputopo::step::Getenv;
 
 namespace {
 
-using Env = std::map<std::string, std::string>;
-
-Getenv env_of(const Env& m) {
-    return [m](const std::string& n) -> std::optional<std::string> {
-        auto it = m.find(n);
-        if (it == m.end()) return std::nullopt;
-        return it->second;
-    };
-}
+using gputopo_test::Env;
+using gputopo_test::env_of;
 
 std::vector<std::string> fixture_files() {
     std::vector<std::string> out;
