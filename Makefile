@@ -18,7 +18,8 @@
 #   cli/*.cpp         -> gputopo (CLI)
 #   spank/*.cpp       -> Slurm-free plugin logic (linked into tests too)
 #   spank/glue/*.cpp  -> the SPANK entry points (include <slurm/spank.h>)
-#   launcher/*.cpp    -> gputopo-launch (launcher/main.cpp holds main())
+#   launcher/*.cpp launcher/*/*.cpp -> gputopo-launch (launcher/main.cpp holds main();
+#                     one folder per phase: options, env, child, failure, requeue, ranks, job)
 #   tests/unit/*.cpp  -> unit-tests (Catch2)
 #   tests/fakes/nvml/*.cpp -> a fake libnvidia-ml.so.1 for tests
 #   bench/*.cpp       -> one benchmark binary each
@@ -90,7 +91,7 @@ CLI_SRC         := $(wildcard cli/*.cpp)
 SPANK_CORE_SRC  := $(wildcard spank/*.cpp)
 SPANK_GLUE_SRC  := $(wildcard spank/glue/*.cpp)
 LAUNCH_MAIN_SRC := $(wildcard launcher/main.cpp)
-LAUNCH_CORE_SRC := $(filter-out launcher/main.cpp,$(wildcard launcher/*.cpp))
+LAUNCH_CORE_SRC := $(filter-out launcher/main.cpp,$(wildcard launcher/*.cpp launcher/*/*.cpp))
 obj = $(patsubst %.cpp,$(BUILD)/obj/%.o,$(1))
 
 # readers/module.cpp -> gputopo-readers.so: the readers that need hwloc/libxml2/ICU; the plugin

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "fuzz/fuzz_common.hpp"
-#include "launcher/options.hpp"
+#include "launcher/options/options.hpp"
 #include "topo/core/strings.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -3,8 +3,8 @@
 // `scontrol show config` KillWait, and the Comment's exclusion record merged
 // with a node (the merged record must name the node it added: finding 9).
 #include "fuzz/fuzz_common.hpp"
-#include "launcher/requeue.hpp"
-#include "launcher/slurm_ctl.hpp"
+#include "launcher/requeue/requeue.hpp"
+#include "launcher/requeue/slurm_ctl.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text = gputopo_fuzz::text_of(data, size);

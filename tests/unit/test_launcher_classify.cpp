@@ -4,7 +4,7 @@
 
 #include <csignal>
 
-#include "launcher/classify.hpp"
+#include "launcher/failure/classify.hpp"
 
 using namespace gputopo::launch;
 

@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "tests/unit/fixtures.hpp"
-#include "launcher/binding.hpp"
-#include "launcher/framework_env.hpp"
-#include "launcher/nccl_env.hpp"
+#include "launcher/env/binding.hpp"
+#include "launcher/env/framework_env.hpp"
+#include "launcher/env/nccl_env.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/sources/topology_loader.hpp"
 

@@ -13,7 +13,7 @@
 #include <set>
 #include <sstream>
 
-#include "launcher/binding.hpp"
+#include "launcher/env/binding.hpp"
 #include "step/gpu_ids.hpp"
 #include "step/option_parser.hpp"
 #include "step/step_inputs.hpp"

@@ -16,8 +16,8 @@
 #include <map>
 #include <thread>
 
-#include "launcher/binding.hpp"
-#include "launcher/step_gpus.hpp"
+#include "launcher/env/binding.hpp"
+#include "launcher/env/step_gpus.hpp"
 #include "spank/job_env.hpp"
 #include "step/apply.hpp"
 #include "step/step_binding.hpp"
