@@ -1,4 +1,4 @@
-// The program's TORCHELASTIC_ERROR_FILE (launcher/error_file.cpp): torch's JSON
+// The program's TORCHELASTIC_ERROR_FILE (launcher/failure/error_file.cpp): torch's JSON
 // record parsed, then classified with the launcher's failure classes.
 #include "fuzz/fuzz_common.hpp"
 #include "launcher/failure/classify.hpp"

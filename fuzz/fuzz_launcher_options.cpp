@@ -1,4 +1,4 @@
-// gputopo-launch's options (launcher/options.cpp): before the first NUL byte a
+// gputopo-launch's options (launcher/options/options.cpp): before the first NUL byte a
 // config file, after it one command-line word per line (argv[0] added);
 // GPUTOPO_LAUNCH_* variables come from "ENV:NAME=VALUE" words.
 #include <map>

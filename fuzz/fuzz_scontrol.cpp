@@ -1,4 +1,4 @@
-// What the launcher reads from Slurm (launcher/slurm_ctl.cpp, requeue.cpp):
+// What the launcher reads from Slurm (launcher/requeue/slurm_ctl.cpp, requeue.cpp):
 // the job's fields from `squeue --Format=...|` output, a time, a
 // `scontrol show config` KillWait, and the Comment's exclusion record merged
 // with a node (the merged record must name the node it added: finding 9).

@@ -15,6 +15,7 @@
 #include <ctime>
 
 #include "launcher/child/child.hpp"
+#include "topo/core/env_names.hpp"
 
 namespace gputopo::launch {
 
@@ -147,7 +148,7 @@ void Loop::trigger(Trigger t) {
         SpawnOptions so;
         so.capture_stderr = false;
         so.ignore_term = true;
-        so.extra_env = {{"GPUTOPO_CHECKPOINT_TRIGGER", trigger_name(t)}};
+        so.extra_env = {{env::kCheckpointTrigger, trigger_name(t)}};
         Child h = spawn_child({"/bin/sh", "-c", opt_.checkpoint_cmd}, so);
         if (h.pid > 0) {
             hook_pid_ = h.pid;

@@ -1,7 +1,5 @@
 #include "launcher/env/binding.hpp"
 
-#include <unistd.h>
-
 #include <cstdlib>
 
 #include "launcher/env/framework_env.hpp"
@@ -12,8 +10,9 @@
 #include "step/step_inputs.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/host.hpp"
+#include "topo/core/strings.hpp"
 #include "topo/fabric/slurm_islands.hpp"
-#include "topo/plan/task_env.hpp"
 #include "topo/sources/source_merge.hpp"
 #include "topo/sources/topology_loader.hpp"
 
@@ -47,13 +46,13 @@ std::optional<std::vector<int>> positions(const std::vector<int>& own, const std
 
 TaskPlace task_place(const Getenv& get, const std::string& host) {
     TaskPlace p;
-    p.local_id = non_negative(get, "SLURM_LOCALID", 0);
-    auto tpn = get("SLURM_STEP_TASKS_PER_NODE");
-    if (!tpn) tpn = get("SLURM_TASKS_PER_NODE");
-    const int node_id = non_negative(get, "SLURM_NODEID", -1);
+    p.local_id = non_negative(get, env::kSlurmLocalid, 0);
+    auto tpn = get(env::kSlurmStepTasksPerNode);
+    if (!tpn) tpn = get(env::kSlurmTasksPerNode);
+    const int node_id = non_negative(get, env::kSlurmNodeid, -1);
     if (tpn && !tpn->empty() && node_id >= 0) p.local_tasks = std::max(1, tasks_on_node(*tpn, node_id));
     if (p.local_id >= p.local_tasks) p.local_tasks = p.local_id + 1;
-    if (auto v = get("SLURMD_NODENAME"); v && !v->empty()) p.node_name = *v;
+    if (auto v = get(env::kSlurmdNodename); v && !v->empty()) p.node_name = *v;
     else p.node_name = step::slurm_node_name(get, node_id, host);
     return p;
 }
@@ -62,14 +61,14 @@ step::Getenv step_environment(const Getenv& task_env, const std::vector<int>& st
     // How Slurm numbered this task's devices: as its SLURM_STEP_GPUS (GPU
     // indices), or by position in the step's set (cgroup ConstrainDevices).
     std::vector<int> own;
-    if (auto v = task_env("SLURM_STEP_GPUS"); v && !v->empty()) own = step::parse_index_list(*v, "SLURM_STEP_GPUS");
+    if (auto v = task_env(env::kSlurmStepGpus); v && !v->empty()) own = step::parse_index_list(*v, env::kSlurmStepGpus);
     std::vector<int> relative(step_gpus.size());
     for (size_t i = 0; i < relative.size(); ++i) relative[i] = static_cast<int>(i);
     auto renumber = [own, step_gpus, relative](const std::optional<std::string>& v) -> std::optional<std::string> {
         if (!v || v->empty()) return v;
         std::vector<int> seen;
         try {
-            seen = step::parse_index_list(*v, "CUDA_VISIBLE_DEVICES");
+            seen = step::parse_index_list(*v, env::kCudaVisibleDevices);
         } catch (const ParseError&) {
             return v;  // UUIDs or other names: as Slurm gave them
         }
@@ -78,8 +77,8 @@ step::Getenv step_environment(const Getenv& task_env, const std::vector<int>& st
         return v;
     };
     return [task_env, step_gpus, renumber](const std::string& name) -> std::optional<std::string> {
-        if (name == "SLURM_STEP_GPUS") return join_ints(step_gpus);
-        if (name == "CUDA_VISIBLE_DEVICES" || name == "ROCR_VISIBLE_DEVICES") return renumber(task_env(name));
+        if (name == env::kSlurmStepGpus) return join_ints(step_gpus);
+        if (name == env::kCudaVisibleDevices || name == env::kRocrVisibleDevices) return renumber(task_env(name));
         return task_env(name);
     };
 }
@@ -92,19 +91,19 @@ std::string binding_skipped(const step::Options& opt, const Getenv& task_env, bo
     if (opt.mode == Mode::None) return "binding off (--gpu-topo none)";
     if (ranked) return "";
     // The plugin binds srun's steps only (not batch scripts, not outside Slurm).
-    if (auto s = task_env("SLURM_STEP_ID"); !s || s->empty())
+    if (auto s = task_env(env::kSlurmStepId); !s || s->empty())
         return "not in a Slurm job step (SLURM_STEP_ID unset) and no other rank source; nothing to bind";
     return "";
 }
 
 Getenv with_node_gpus(const Getenv& task_env, const Node& node) {
-    if (auto j = task_env("SLURM_JOB_ID"); j && !j->empty()) return task_env;
+    if (auto j = task_env(env::kSlurmJobId); j && !j->empty()) return task_env;
     if (!step::read_step_inputs(task_env).gpus.empty()) return task_env;
     std::vector<int> all;
     for (const auto& g : node.gpus) all.push_back(g.index);
     const std::string list = join_ints(all);
     return [task_env, list](const std::string& name) -> std::optional<std::string> {
-        if (name == "SLURM_STEP_GPUS") return list;
+        if (name == env::kSlurmStepGpus) return list;
         return task_env(name);
     };
 }
@@ -149,9 +148,7 @@ std::optional<std::vector<int>> constrained_step_gpus(const Getenv& get, const N
 step::TaskAction binding_for(const Node& node, const step::Options& opt, const Getenv& task_env, bool narrowed,
                              const std::optional<std::vector<int>>& step_gpus, const CpuSet& host_cpus,
                              const CpuSet& affinity, bool constrained) {
-    char host[256] = {0};
-    gethostname(host, sizeof host - 1);
-    const TaskPlace place = task_place(task_env, host);
+    const TaskPlace place = task_place(task_env, host_name());
     step::StepSetup setup;
     setup.options = opt;
     setup.node_name = place.node_name;
@@ -207,11 +204,9 @@ LaunchBinding compute_binding(const Options& o, const Getenv& task_env, NodeOnce
     b.note = binding_skipped(o.gpu_topo, task_env, ranked);
     if (!b.note.empty()) return b;
     try {
-        // Outside Slurm (launcher/rank_sources) with no GPU list: all the node's GPUs.
+        // Outside Slurm (launcher/ranks/rank_sources) with no GPU list: all the node's GPUs.
         const Getenv get = ranked ? with_node_gpus(task_env, node.get()) : task_env;
-        char host[256] = {0};
-        gethostname(host, sizeof host - 1);
-        const TaskPlace place = task_place(get, host);
+        const TaskPlace place = task_place(get, host_name());
         const bool constrained = step::slurm_constrains_devices(slurm_config_dir(get));
         const bool per_task = gpus_narrowed(get(env::kSlurmdTresBind));
         const bool narrowed = per_task && (place.local_tasks > 1 || constrained);
@@ -223,13 +218,14 @@ LaunchBinding compute_binding(const Options& o, const Getenv& task_env, NodeOnce
             std::string why;
             step_gpus = constrained_step_gpus(get, node.get(), why);
             if (!step_gpus) {
+                b.failed = true;
                 b.note = "cannot tell which GPUs this task holds (" + why + "); running unbound";
                 return b;
             }
         } else if (narrowed) {
             std::string why;
             std::vector<int> own;
-            if (auto v = get("SLURM_STEP_GPUS"); v && !v->empty()) own = step::parse_index_list(*v, "SLURM_STEP_GPUS");
+            if (auto v = get(env::kSlurmStepGpus); v && !v->empty()) own = step::parse_index_list(*v, env::kSlurmStepGpus);
             std::string dir = step_gpus_dir(get, place.node_name, o.node_state_dir, why);
             if (!dir.empty()) {
                 b.exchange = StepGpusExchange{dir, place.local_id, place.local_tasks, 10, step_identity(get)};
@@ -244,6 +240,7 @@ LaunchBinding compute_binding(const Options& o, const Getenv& task_env, NodeOnce
         b.bound = true;
     } catch (const std::exception& e) {
         b.bound = false;
+        b.failed = true;
         b.note = std::string("cannot compute the binding (") + e.what() + "); running unbound";
     }
     return b;

@@ -35,7 +35,7 @@ step::Getenv step_environment(const Getenv& task_env, const std::vector<int>& st
 // Why the launcher does not bind this task ("" when it does): the plugin
 // already did (GPUTOPO_MODE set), --gpu-topo none, or neither a job step nor
 // another rank source (`ranked`: torchrun, Open MPI, a pod placed the task,
-// launcher/rank_sources.hpp). A plain run outside Slurm, or a batch script,
+// launcher/ranks/rank_sources.hpp). A plain run outside Slurm, or a batch script,
 // stays unbound as under the plugin.
 std::string binding_skipped(const step::Options& opt, const Getenv& task_env, bool ranked = false);
 
@@ -87,6 +87,7 @@ private:
 struct LaunchBinding {
     bool bound = false;
     step::TaskAction action;              // when bound
+    bool failed = false;                  // asked for but not made (a warning; `strict` fails the task)
     std::string note;                     // why unbound, or what the binding could not learn
     std::optional<StepGpusExchange> exchange;  // the step-GPU directory used (forget at exit)
 };

@@ -11,6 +11,7 @@
 
 #include "topo/core/env_names.hpp"
 #include "topo/core/files.hpp"
+#include "topo/core/strings.hpp"
 
 namespace gputopo::launch {
 
@@ -99,7 +100,7 @@ std::string home_dir(const Getenv& get) {
 
 std::map<std::string, ConfValue> nccl_conf_values(const Getenv& get, const std::string& root) {
     std::map<std::string, ConfValue> out;
-    if (auto f = get("NCCL_CONF_FILE"); f && !f->empty()) {
+    if (auto f = get(env::kNcclConfFile); f && !f->empty()) {
         read_conf_file(*f, out);
     } else {
         std::string home = home_dir(get);

@@ -23,7 +23,7 @@
 
 #include "launcher/options/options.hpp"
 
-#include "topo/plan/task_env.hpp"
+#include "topo/core/env_var.hpp"
 
 namespace gputopo::launch {
 

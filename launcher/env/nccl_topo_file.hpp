@@ -8,8 +8,8 @@
 #include <string>
 
 #include "launcher/options/options.hpp"
+#include "topo/core/env_var.hpp"
 #include "topo/core/model.hpp"
-#include "topo/plan/task_env.hpp"
 
 namespace gputopo::launch {
 

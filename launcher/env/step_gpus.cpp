@@ -11,9 +11,10 @@
 #include <cstring>
 #include <thread>
 
-#include "launcher/requeue/requeue.hpp"
+#include "launcher/state/node_state.hpp"
 #include "step/step_inputs.hpp"
-#include "topo/plan/task_env.hpp"
+#include "topo/core/env_names.hpp"
+#include "topo/core/strings.hpp"
 
 namespace gputopo::launch {
 
@@ -64,23 +65,23 @@ std::string step_identity(const StepEnv& env) {
                 out += c;
         return out;
     };
-    std::string restart = clean(env("SLURM_RESTART_COUNT").value_or("0"));
+    std::string restart = clean(env(env::kSlurmRestartCount).value_or("0"));
     std::string id = "a" + (restart.empty() ? std::string("0") : restart);
-    for (const char* v : {"SLURM_SRUN_COMM_HOST", "SLURM_SRUN_COMM_PORT", "SLURM_STEP_LAUNCHER_PORT",
-                          "SLURM_LAUNCH_NODE_IPADDR"})
+    for (const char* v : {env::kSlurmSrunCommHost, env::kSlurmSrunCommPort, env::kSlurmStepLauncherPort,
+                          env::kSlurmLaunchNodeIpaddr})
         if (auto x = env(v); x && !x->empty()) id += "-" + clean(*x);
     return id;
 }
 
 std::string step_gpus_dir(const StepEnv& env, const std::string& node, const std::string& node_state_dir,
                           std::string& note) {
-    const std::string job = env("SLURM_JOB_ID").value_or(""), step = env("SLURM_STEP_ID").value_or("");
+    const std::string job = env(env::kSlurmJobId).value_or(""), step = env(env::kSlurmStepId).value_or("");
     for (const std::string& part : {job, step, node})
         if (part.empty() || part.find('/') != std::string::npos || part == "." || part == "..") {
             note = "no usable job/step/node name for the step's GPU directory";
             return "";
         }
-    const std::string user = node_private_dir(node_state_dir, node, env("TMPDIR").value_or(""), &note);
+    const std::string user = node_private_dir(node_state_dir, node, env(env::kTmpdir).value_or(""), &note);
     if (user.empty()) return "";
     // Inside a directory only this user can write to: nobody else can have
     // made it; and keyed by attempt and srun, so no earlier launcher's entries are in it.

@@ -48,7 +48,7 @@ std::optional<std::vector<int>> exchange_step_gpus(const StepGpusExchange& x, co
                                                    std::string& note);
 
 // The directory for this step on `node`: DIR/JOB.STEP.NODE.IDENTITY, DIR =
-// node_private_dir(node_state_dir, node, TMPDIR) (requeue.hpp: --node-state-dir,
+// node_private_dir(node_state_dir, node, TMPDIR) (launcher/state/node_state.hpp: --node-state-dir,
 // /dev/shm, TMPDIR, /tmp, the first where this user's private directory is
 // usable), which the leader election uses too. JOB, STEP, TMPDIR and the
 // identity come from `env`. Returns "" with `note` when none is usable.

@@ -3,7 +3,7 @@
 // Classes, first match wins:
 //   gpu_fault   a failed preflight; or, for a non-zero end, GPU evidence in
 //               the exception PyTorch's @record wrote to TORCHELASTIC_ERROR_FILE
-//               (launcher/error_file.hpp: its message and traceback; a "NCCL
+//               (launcher/failure/error_file.hpp: its message and traceback; a "NCCL
 //               error" there counts too, not local) or else in the stderr tail: NVRM Xid lines, CUDA/driver errors (not the
 //               ones a program causes itself: out of memory, device-side
 //               assert, invalid argument...), ECC / fallen off the bus / GPU
@@ -16,7 +16,7 @@
 //               by peer, NCCL remote errors, "remote process exited", NCCL
 //               watchdog and collective timeouts): not a cause of its own. It
 //               defers to the cause another rank records in the job's record
-//               (launcher/root_cause.hpp); with none within --peer-wait it
+//               (launcher/failure/root_cause.hpp); with none within --peer-wait it
 //               counts as node_fault (a node or its launcher died unseen).
 //   node_fault  a node lost (srun's node failure lines, IB transport errors).
 //   failed      anything else (a crash, exit 1 with a traceback ...).

@@ -1,7 +1,8 @@
 #include "launcher/failure/error_file.hpp"
 
 #include "launcher/options/options.hpp"
-#include "launcher/requeue/requeue.hpp"
+#include "launcher/state/node_state.hpp"
+#include "topo/core/env_names.hpp"
 #include "topo/core/files.hpp"
 
 #include <cctype>
@@ -141,7 +142,7 @@ const Value* field(const Value& v, const char* key) {
 std::string resolve_error_file(const Options& opt, const std::string& job, int rank, int restart) {
     std::string pattern = opt.error_file;
     if (pattern == "auto") {
-        const char* tmp = std::getenv("TMPDIR");
+        const char* tmp = std::getenv(env::kTmpdir);
         std::string dir = !opt.log_dir.empty() ? opt.log_dir : node_private_dir("", "", tmp ? tmp : "");
         if (dir.empty()) return "";
         pattern = dir + "/gputopo-error.%j.%r.json";

@@ -8,7 +8,7 @@
 // "errorCode" next to "extraInfo", or write "message" as a plain string
 // (ErrorHandler.override_error_code_in_rootcause_data). The launcher gives
 // every rank its own file, removes it before the program starts, reads it
-// after a failed end and classifies from it (launcher/classify.hpp).
+// after a failed end and classifies from it (launcher/failure/classify.hpp).
 #pragma once
 
 #include <string>
@@ -19,7 +19,7 @@ struct Options;
 // The pattern the options ask for: --error-file PATTERN, "auto" (the
 // default) = LOGDIR/gputopo-error.%j.%r.json with --log, else
 // PRIVATE/gputopo-error.%j.%r.json in this user's private directory on the node
-// (requeue.hpp node_private_dir: /dev/shm/gputopo-launch.UID, else under
+// (launcher/state/node_state.hpp node_private_dir: /dev/shm/gputopo-launch.UID, else under
 // TMPDIR or /tmp; issue 20, H3: never a name another user can create first in
 // a shared /tmp); "" (no error file) when there is no such directory.
 // Expanded for this rank.

@@ -2,7 +2,7 @@
 //
 // When one rank of a multi-rank step fails, its peers die too ("Connection
 // closed by peer", NCCL remote errors, collective timeouts): class peer_lost
-// (launcher/classify.hpp). Which rank reports first is chance, so the rule
+// (launcher/failure/classify.hpp). Which rank reports first is chance, so the rule
 // every node applies alike is:
 //  1. A rank with a cause of its own (failed, user_error, gpu_fault,
 //     node_fault) records it in the job's record, the Comment, as

@@ -1,5 +1,6 @@
 #include "launcher/options/options.hpp"
 
+#include "topo/core/env_names.hpp"
 #include "topo/core/suggest.hpp"
 
 #include <csignal>
@@ -85,7 +86,7 @@ const std::vector<Spec>& specs() {
          [](Options& o, const std::string&, const std::string& v) { o.config_path = v; }},
         {"log", true, "DIR", "append one JSON line per event to DIR/gputopo-launch.JOB.RANK.jsonl",
          [](Options& o, const std::string&, const std::string& v) { o.log_dir = v; }},
-        {"gpu-topo", true, "MODE[,FLAG]",
+        {step::kGpuTopoOption, true, "MODE[,FLAG]",
          "binding when the plugin did not bind: none, closest, island; flags as srun's --gpu-topo (isolate, share, membind, ...)",
          [](Options& o, const std::string&, const std::string& v) { o.gpu_topo = step::parse_gpu_topo(v, "--gpu-topo "); }},
         {"topology", true, "FILE", "node topology file (hwloc or NCCL XML; %n node name, %h host name)",
@@ -321,7 +322,7 @@ Options parse_options(int argc, const char* const* argv, const Getenv& getenv_fn
         else if (a == "--config" && i + 1 < argc) config = argv[i + 1];
     }
     if (config.empty()) {
-        if (auto v = getenv_fn("GPUTOPO_LAUNCH_CONFIG")) config = *v;
+        if (auto v = getenv_fn(env::kLaunchConfig)) config = *v;
     }
     if (config.empty()) {
         if (access("/etc/gputopo/gputopo-launch.conf", F_OK) == 0) config = "/etc/gputopo/gputopo-launch.conf";
@@ -373,9 +374,9 @@ Options parse_options(int argc, const char* const* argv, const Getenv& getenv_fn
     // the config file) wins; else TORCHELASTIC_MAX_RESTARTS (torchrun's
     // --max_restarts, or the user's); else 3. The program gets that value.
     if (!o.max_restarts_explicit) {
-        if (auto v = getenv_fn("TORCHELASTIC_MAX_RESTARTS"); v && !v->empty())
+        if (auto v = getenv_fn(env::kTorchelasticMaxRestarts); v && !v->empty())
             o.max_restarts = static_cast<int>(
-                parse_integer("TORCHELASTIC_MAX_RESTARTS", *v, 0, 100000, "a non-negative integer"));
+                parse_integer(env::kTorchelasticMaxRestarts, *v, 0, 100000, "a non-negative integer"));
     }
     return o;
 }

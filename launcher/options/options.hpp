@@ -40,7 +40,7 @@ struct Options {
     std::string topology;                  // file (%n node name, %h host name); "" live discovery
 
     // Framework env.
-    std::string rank_order = "slurm";      // slurm | island: RANK = SLURM_PROCID or GPUTOPO_RANK (launcher/island_rank.hpp)
+    std::string rank_order = "slurm";      // slurm | island: RANK = SLURM_PROCID or GPUTOPO_RANK (launcher/ranks/island_rank.hpp)
     std::string nccl_topo_file;            // --nccl-topo-file PATH (%n node, %h host, %j job id): write and export NCCL_TOPO_FILE
     std::string islands;                   // gputopo.conf for island ranks when the plugin did not set them
     std::string layout;                    // --layout SPEC: RANK from the layout placement (topo/fabric/layout_placement.hpp)

@@ -72,7 +72,7 @@ IslandRankOutcome island_rank(const Options& opt, const std::string& node, int l
 
 std::vector<EnvVar> island_procid_env(const std::string& rank, const std::string& slurm_procid) {
     if (rank.empty()) return {};
-    return {{"SLURM_PROCID", rank, false}, {"GPUTOPO_SLURM_PROCID", slurm_procid, false}};
+    return {{env::kSlurmProcid, rank, false}, {env::kOriginalSlurmProcid, slurm_procid, false}};
 }
 
 void apply_island_rank(std::vector<EnvVar>& wanted, const std::string& rank, const std::string& node_rank) {

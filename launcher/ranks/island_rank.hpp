@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "launcher/options/options.hpp"
-#include "topo/plan/task_env.hpp"
+#include "topo/core/env_var.hpp"
 
 namespace gputopo::launch {
 

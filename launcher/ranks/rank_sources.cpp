@@ -3,8 +3,9 @@
 #include <cstdio>
 
 #include "launcher/ranks/pod.hpp"
+#include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
-#include "topo/plan/task_env.hpp"
+#include "topo/core/strings.hpp"
 
 namespace gputopo::launch {
 
@@ -38,12 +39,12 @@ void fill(RankSource& s, long long rank, long long local, long long node, long l
     if (per_node < 1) per_node = 1;
     long long nodes = (world + per_node - 1) / per_node;
     if (nodes < 1) nodes = 1;
-    s.vars["SLURM_PROCID"] = std::to_string(rank);
-    s.vars["SLURM_LOCALID"] = std::to_string(local);
-    s.vars["SLURM_NODEID"] = std::to_string(node);
-    s.vars["SLURM_STEP_NUM_TASKS"] = std::to_string(world);
-    s.vars["SLURM_STEP_NUM_NODES"] = std::to_string(nodes);
-    s.vars["SLURM_STEP_TASKS_PER_NODE"] = std::to_string(per_node) + "(x" + std::to_string(nodes) + ")";
+    s.vars[env::kSlurmProcid] = std::to_string(rank);
+    s.vars[env::kSlurmLocalid] = std::to_string(local);
+    s.vars[env::kSlurmNodeid] = std::to_string(node);
+    s.vars[env::kSlurmStepNumTasks] = std::to_string(world);
+    s.vars[env::kSlurmStepNumNodes] = std::to_string(nodes);
+    s.vars[env::kSlurmStepTasksPerNode] = std::to_string(per_node) + "(x" + std::to_string(nodes) + ")";
     s.note = s.name + ": rank " + std::to_string(rank) + " of " + std::to_string(world) + ", local " +
              std::to_string(local) + " of " + std::to_string(per_node) + ", node " + std::to_string(node) + " of " +
              std::to_string(nodes);
@@ -65,8 +66,8 @@ RankSource from_torchrun(const Getenv& get) {
     check_below("LOCAL_RANK", local, "LOCAL_WORLD_SIZE", lws);
     fill(s, rank, local, group, world, lws);
     if (auto g = number(get, "GROUP_WORLD_SIZE", false); g > 0) {
-        s.vars["SLURM_STEP_NUM_NODES"] = std::to_string(g);
-        s.vars["SLURM_STEP_TASKS_PER_NODE"] = std::to_string(lws) + "(x" + std::to_string(g) + ")";
+        s.vars[env::kSlurmStepNumNodes] = std::to_string(g);
+        s.vars[env::kSlurmStepTasksPerNode] = std::to_string(lws) + "(x" + std::to_string(g) + ")";
     }
     return s;
 }
@@ -74,14 +75,14 @@ RankSource from_torchrun(const Getenv& get) {
 RankSource from_openmpi(const Getenv& get) {
     RankSource s;
     s.name = "openmpi";
-    long long rank = number(get, "OMPI_COMM_WORLD_RANK", true), world = number(get, "OMPI_COMM_WORLD_SIZE", true);
-    long long local = number(get, "OMPI_COMM_WORLD_LOCAL_RANK", true);
-    long long lws = number(get, "OMPI_COMM_WORLD_LOCAL_SIZE", true);
-    check_below("OMPI_COMM_WORLD_RANK", rank, "OMPI_COMM_WORLD_SIZE", world);
-    check_below("OMPI_COMM_WORLD_LOCAL_RANK", local, "OMPI_COMM_WORLD_LOCAL_SIZE", lws);
+    long long rank = number(get, env::kOmpiCommWorldRank, true), world = number(get, env::kOmpiCommWorldSize, true);
+    long long local = number(get, env::kOmpiCommWorldLocalRank, true);
+    long long lws = number(get, env::kOmpiCommWorldLocalSize, true);
+    check_below(env::kOmpiCommWorldRank, rank, env::kOmpiCommWorldSize, world);
+    check_below(env::kOmpiCommWorldLocalRank, local, env::kOmpiCommWorldLocalSize, lws);
     // Open MPI's NODE_RANK is the node's index in the job's allocation;
     // without it (older releases) a by-slot mapping gives rank / local size.
-    long long node = number(get, "OMPI_COMM_WORLD_NODE_RANK", false, rank / (lws < 1 ? 1 : lws));
+    long long node = number(get, env::kOmpiCommWorldNodeRank, false, rank / (lws < 1 ? 1 : lws));
     fill(s, rank, local, node, world, lws);
     return s;
 }
@@ -89,29 +90,29 @@ RankSource from_openmpi(const Getenv& get) {
 RankSource from_pytorchjob(const Getenv& get) {
     RankSource s;
     s.name = "pytorchjob";
-    long long nnodes = number(get, "PET_NNODES", true), node = number(get, "PET_NODE_RANK", true);
-    check_below("PET_NODE_RANK", node, "PET_NNODES", nnodes);
-    if (auto n = get("PET_NPROC_PER_NODE"); n && !n->empty() && *n != "1")
+    long long nnodes = number(get, env::kPetNnodes, true), node = number(get, env::kPetNodeRank, true);
+    check_below(env::kPetNodeRank, node, env::kPetNnodes, nnodes);
+    if (auto n = get(env::kPetNprocPerNode); n && !n->empty() && *n != "1")
         throw ParseError("PET_NPROC_PER_NODE='" + *n +
                          "': gputopo-launch runs one process per pod; run it under torchrun in the pod "
                          "(torchrun --no-python ... gputopo-launch -- PROGRAM) for several");
     fill(s, node, 0, node, nnodes, 1);
-    s.master_addr = present(get, "PET_MASTER_ADDR") ? str(get, "PET_MASTER_ADDR") : str(get, "MASTER_ADDR");
-    s.master_port = present(get, "PET_MASTER_PORT") ? str(get, "PET_MASTER_PORT") : str(get, "MASTER_PORT");
+    s.master_addr = present(get, env::kPetMasterAddr) ? str(get, env::kPetMasterAddr) : str(get, "MASTER_ADDR");
+    s.master_port = present(get, env::kPetMasterPort) ? str(get, env::kPetMasterPort) : str(get, "MASTER_PORT");
     return s;
 }
 
 RankSource from_indexed_job(const Getenv& get) {
     RankSource s;
     s.name = "indexed-job";
-    long long per_job = number(get, "GPUTOPO_PODS_PER_JOB", false, 1);
+    long long per_job = number(get, env::kPodsPerJob, false, 1);
     if (per_job < 1) throw ParseError("GPUTOPO_PODS_PER_JOB=0: expected a positive number");
     long long index = number(get, "JOB_COMPLETION_INDEX", true);
-    check_below("JOB_COMPLETION_INDEX", index, "GPUTOPO_PODS_PER_JOB", per_job);
+    check_below("JOB_COMPLETION_INDEX", index, env::kPodsPerJob, per_job);
     long long job = number(get, "JOB_INDEX", false, 0);
-    long long nnodes = number(get, "GPUTOPO_NNODES", false, per_job);
+    long long nnodes = number(get, env::kNnodes, false, per_job);
     long long node = job * per_job + index;
-    check_below("node rank (JOB_INDEX * GPUTOPO_PODS_PER_JOB + JOB_COMPLETION_INDEX)", node, "GPUTOPO_NNODES", nnodes);
+    check_below("node rank (JOB_INDEX * GPUTOPO_PODS_PER_JOB + JOB_COMPLETION_INDEX)", node, env::kNnodes, nnodes);
     fill(s, node, 0, node, nnodes, 1);
     std::string jobset = str(get, "JOBSET_NAME"), rjob = str(get, "REPLICATED_JOB_NAME");
     if (present(get, "MASTER_ADDR")) s.master_addr = str(get, "MASTER_ADDR");
@@ -127,12 +128,12 @@ RankSource detect_rank_source(const Getenv& get) {
     if (present(get, "GROUP_RANK") && present(get, "RANK") && present(get, "LOCAL_RANK") &&
         present(get, "WORLD_SIZE") && present(get, "LOCAL_WORLD_SIZE"))
         s = from_torchrun(get);
-    else if (present(get, "OMPI_COMM_WORLD_RANK"))
+    else if (present(get, env::kOmpiCommWorldRank))
         s = from_openmpi(get);
-    else if (present(get, "SLURM_PROCID")) {
+    else if (present(get, env::kSlurmProcid)) {
         s.name = "slurm";
-        s.note = "slurm: rank " + str(get, "SLURM_PROCID");
-    } else if (present(get, "PET_NNODES") && present(get, "PET_NODE_RANK"))
+        s.note = "slurm: rank " + str(get, env::kSlurmProcid);
+    } else if (present(get, env::kPetNnodes) && present(get, env::kPetNodeRank))
         s = from_pytorchjob(get);
     else if (present(get, "JOB_COMPLETION_INDEX"))
         s = from_indexed_job(get);
@@ -162,15 +163,15 @@ RankSourceView rank_source_view(const Options& opt, const Getenv& get) {
     }
     if (view.source.name != "slurm") {
         bool listed = false;
-        for (const char* n : {"SLURM_STEP_GPUS", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"})
+        for (const char* n : {env::kSlurmStepGpus, env::kCudaVisibleDevices, env::kRocrVisibleDevices})
             if (auto v = get(n); v && !v->empty()) listed = true;
         if (!listed) {
             PodGpus g = pod_gpus(get, opt.sysroot);
             if (!g.gpus.empty()) {
                 // As Slurm with cgroup-constrained devices: the node's indices, and
                 // the zero-based numbering CUDA sees here (relative numbering).
-                view.source.vars["SLURM_STEP_GPUS"] = join_ints(g.gpus);
-                if (!g.container.empty()) view.source.vars["CUDA_VISIBLE_DEVICES"] = join_ints(g.container);
+                view.source.vars[env::kSlurmStepGpus] = join_ints(g.gpus);
+                if (!g.container.empty()) view.source.vars[env::kCudaVisibleDevices] = join_ints(g.container);
                 view.gpus_from = g.from + " (node GPUs " + join_ints(g.gpus) +
                                  (g.container.empty() ? "" : ", " + join_ints(g.container) + " in the container") + ")";
                 if (!g.note.empty()) view.gpus_from += "; " + g.note;

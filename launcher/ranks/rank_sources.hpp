@@ -61,7 +61,7 @@ RankSource detect_rank_source(const Getenv& getenv_fn);
 Getenv with_rank_source(const Getenv& getenv_fn, const RankSource& src);
 
 // The launcher's view: the source, plus outside Slurm the node's GPUs when no
-// GPU list is in the environment (launcher/pod.hpp: NVIDIA_VISIBLE_DEVICES
+// GPU list is in the environment (launcher/ranks/pod.hpp: NVIDIA_VISIBLE_DEVICES
 // or /proc/driver/nvidia/gpus, as SLURM_STEP_GPUS) and the cgroup cpuset.
 // A malformed variable gives one line on stderr and rank 0 of 1.
 struct RankSourceView {

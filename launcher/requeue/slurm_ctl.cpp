@@ -15,6 +15,7 @@
 
 #include "launcher/child/child.hpp"
 #include "step/framework_env.hpp"
+#include "topo/core/env_names.hpp"
 #include "topo/core/files.hpp"
 
 namespace gputopo::launch {
@@ -139,7 +140,7 @@ std::string slurm_conf_value(const std::string& text, const std::string& key) {
 }
 
 std::string local_conf_value(const char* key) {
-    const char* env = std::getenv("SLURM_CONF");
+    const char* env = std::getenv(env::kSlurmConf);
     std::string path = env && *env ? env : "/etc/slurm/slurm.conf";
     // SLURM_CONF is the user's: bounded, never blocking on a FIFO (issue 20, H8).
     std::optional<std::string> text = read_file_bounded(path, ReadLimits{kMaxConfigFileBytes, true});

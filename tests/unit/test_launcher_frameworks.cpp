@@ -52,7 +52,9 @@
 #include "tests/unit/cli_runner.hpp"
 #include "tests/unit/fixtures.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/strings.hpp"
 #include "topo/plan/planner.hpp"
+#include "topo/plan/task_env.hpp"
 #include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo::launch;

@@ -23,6 +23,7 @@
 #include "step/step_binding.hpp"
 #include "tests/unit/fixtures.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/strings.hpp"
 #include "topo/plan/task_env.hpp"
 #include "topo/sources/topology_loader.hpp"
 
