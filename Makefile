@@ -13,12 +13,15 @@
 #   make deb / make rpm   a package for the Slurm release found (packaging/)
 #
 # Sources are found by directory:
-#   topo/*/*.cpp      -> libgputopo.a (core model, sources, planner, fabric, output; no Slurm)
+#   topo/*/*.cpp      -> libgputopo.a (core model, sources, planner, fabric, output; no Slurm),
+#                     but the real readers (READER_SRC: hwloc, libxml2) -> libgputopo-readers.a
 #   step/*.cpp        -> libgputopo-step.a: the step binding shared by the plugin and the launcher
 #   cli/*.cpp         -> gputopo (CLI)
 #   spank/*.cpp       -> Slurm-free plugin logic (linked into tests too)
 #   spank/glue/*.cpp  -> the SPANK entry points (include <slurm/spank.h>)
-#   launcher/*.cpp    -> gputopo-launch (launcher/main.cpp holds main())
+#   launcher/*.cpp launcher/*/*.cpp -> gputopo-launch (launcher/main.cpp holds main();
+#                     one folder per phase: options, ranks, env, child, failure, requeue, state;
+#                     job/ is the job-level supervisor's)
 #   tests/unit/*.cpp  -> unit-tests (Catch2)
 #   tests/fakes/nvml/*.cpp -> a fake libnvidia-ml.so.1 for tests
 #   bench/*.cpp       -> one benchmark binary each
@@ -84,13 +87,18 @@ SLURM_PLUGIN_DIR ?= $(shell pkg-config --variable=libdir slurm 2>/dev/null | sed
                       (test -d /usr/lib/x86_64-linux-gnu/slurm-wlm && echo /usr/lib/x86_64-linux-gnu/slurm-wlm) || \
                       echo $(PREFIX)/lib/slurm)
 
-TOPO_SRC        := $(wildcard topo/*.cpp topo/*/*.cpp)
+# The real topology readers (hwloc, libxml2): their own archive, so that a binary links either
+# them (the CLI, the tests, the readers' module) or readers/proxy.cpp (the plugin, the launcher),
+# which defines the same functions, and never both (no link-order choice between two definitions).
+READER_SRC      := $(addprefix topo/sources/,hwloc_convert.cpp hwloc_links.cpp hwloc_source.cpp \
+                     hwloc_xml_version.cpp nccl_xml_source.cpp topology_loader.cpp xml_document.cpp)
+TOPO_SRC        := $(filter-out $(READER_SRC),$(wildcard topo/*.cpp topo/*/*.cpp))
 STEP_SRC        := $(wildcard step/*.cpp)
 CLI_SRC         := $(wildcard cli/*.cpp)
 SPANK_CORE_SRC  := $(wildcard spank/*.cpp)
 SPANK_GLUE_SRC  := $(wildcard spank/glue/*.cpp)
 LAUNCH_MAIN_SRC := $(wildcard launcher/main.cpp)
-LAUNCH_CORE_SRC := $(filter-out launcher/main.cpp,$(wildcard launcher/*.cpp))
+LAUNCH_CORE_SRC := $(filter-out launcher/main.cpp,$(wildcard launcher/*.cpp launcher/*/*.cpp))
 obj = $(patsubst %.cpp,$(BUILD)/obj/%.o,$(1))
 
 # readers/module.cpp -> gputopo-readers.so: the readers that need hwloc/libxml2/ICU; the plugin
@@ -107,6 +115,10 @@ FUZZ_SRC        := $(wildcard fuzz/fuzz_*.cpp)
 
 
 LIB       := $(BUILD)/libgputopo.a
+READERS_LIB := $(BUILD)/libgputopo-readers.a
+# The readers and the library need each other (source_merge calls discover_this_machine).
+WITH_READERS = -Wl,--start-group $(READERS_LIB) $(LIB) -Wl,--end-group
+no_readers = $(filter-out $(READERS_LIB) $(LIB),$(1))
 SPANK_LIB := $(BUILD)/libgputopo-spank.a
 STEP_LIB  := $(BUILD)/libgputopo-step.a
 LAUNCH_LIB:= $(BUILD)/libgputopo-launch.a
@@ -134,24 +146,18 @@ $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
 
+# The archives, each from its folder's objects.
 $(LIB): $(call obj,$(TOPO_SRC))
-	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
-
+$(READERS_LIB): $(call obj,$(READER_SRC))
 $(STEP_LIB): $(call obj,$(STEP_SRC))
-	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
-
 $(SPANK_LIB): $(call obj,$(SPANK_CORE_SRC))
-	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
-
 $(LAUNCH_LIB): $(call obj,$(LAUNCH_CORE_SRC))
+$(LIB) $(READERS_LIB) $(STEP_LIB) $(SPANK_LIB) $(LAUNCH_LIB):
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(CLI): $(call obj,$(CLI_SRC)) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
-	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(CLI): $(call obj,$(CLI_SRC)) $(LAUNCH_LIB) $(STEP_LIB) $(READERS_LIB) $(LIB)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $(call no_readers,$^) $(WITH_READERS) $(LDLIBS)
 
 # The plugin exports only plugin_*, slurm_spank_* and spank_options. It carries its own C++
 # runtime (static libstdc++ and libgcc, hidden by the export map): srun, sbatch, salloc and every
@@ -161,8 +167,8 @@ $(CLI): $(call obj,$(CLI_SRC)) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
 ifeq ($(SANLD),)
   PLUGIN_RUNTIME := -static-libstdc++ -static-libgcc
 endif
-# The plugin and the launcher link the readers' proxy before libgputopo.a, so the readers'
-# objects (and hwloc, libxml2, ICU) stay out of them: tests/cluster/t_plugin_install.sh checks ldd.
+# The plugin and the launcher link the readers' proxy and libgputopo.a, never libgputopo-readers.a:
+# the readers (and hwloc, libxml2, ICU) stay out of them: tests/cluster/t_plugin_install.sh checks ldd.
 $(PLUGIN): $(call obj,$(SPANK_GLUE_SRC)) $(READERS_PROXY) $(SPANK_LIB) $(STEP_LIB) $(LIB) spank/exports.map
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) $(PLUGIN_RUNTIME) -shared -Wl,--version-script=spank/exports.map \
 	    -o $@ $(call obj,$(SPANK_GLUE_SRC)) $(READERS_PROXY) $(SPANK_LIB) $(STEP_LIB) $(LIB) -ldl -lpthread
@@ -170,9 +176,9 @@ $(PLUGIN): $(call obj,$(SPANK_GLUE_SRC)) $(READERS_PROXY) $(SPANK_LIB) $(STEP_LI
 $(LAUNCHER): $(call obj,$(LAUNCH_MAIN_SRC)) $(READERS_PROXY) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ -ldl -lpthread
 
-$(READERS): $(call obj,$(READERS_MOD)) $(LIB) readers/module.map
+$(READERS): $(call obj,$(READERS_MOD)) $(READERS_LIB) $(LIB) readers/module.map
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -Wl,--version-script=readers/module.map \
-	    -o $@ $(call obj,$(READERS_MOD)) $(LIB) $(LDLIBS)
+	    -o $@ $(call obj,$(READERS_MOD)) $(WITH_READERS) $(LDLIBS)
 
 # The proxy's compiled-in READERS_DIR: rebuilt when it changes (make deb/rpm use PREFIX=/usr).
 $(BUILD)/readers-dir.stamp: FORCE
@@ -190,12 +196,12 @@ $(FAKE_NVML): $(call obj,$(FAKE_NVML_SRC)) $(LIB)
 $(TASK_VIEW): $(BUILD)/obj/tests/cluster/task_view.o
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^
 
-$(UNIT): $(call obj,$(UNIT_SRC)) $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
-	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(UNIT): $(call obj,$(UNIT_SRC)) $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(READERS_LIB) $(LIB)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $(call no_readers,$^) $(WITH_READERS) $(LDLIBS)
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(READERS_LIB) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $(call no_readers,$^) $(WITH_READERS) $(LDLIBS)
 
 # A fake hwloc plugin (tests/fakes/hwloc/): hwloc_opencl.so, linked only against libhwloc.
 $(FAKE_HWLOC_PLUGIN): $(call obj,$(FAKE_HWLOC_SRC))
@@ -214,9 +220,9 @@ fuzz:
 fuzz-targets: $(FUZZERS)
 .PRECIOUS: $(BUILD)/obj/fuzz/%.o
 
-$(BUILD)/fuzz/%: $(BUILD)/obj/fuzz/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
+$(BUILD)/fuzz/%: $(BUILD)/obj/fuzz/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(READERS_LIB) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(call no_readers,$^) $(WITH_READERS) $(LDLIBS)
 
 FUZZ_SECONDS ?= 25
 fuzz-run: fuzz

@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "topo/sources/nic_state.hpp"
+#include "topo/plan/nic_selection.hpp"
 #include "topo/sources/source_merge.hpp"
 #include "topo/sources/topology_loader.hpp"
 

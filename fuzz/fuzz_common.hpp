@@ -36,9 +36,9 @@ void expect_clean(F&& f) {
 // must read back what it wrote), plans for every GPU in each mode and the NCCL
 // writer.
 inline void exercise_node(const gputopo::Node& node) {
-    const std::string snap = gputopo::spank::write_node_snapshot(node);
-    gputopo::Node back = gputopo::spank::read_node_snapshot(snap, "fuzz.snap");  // must not throw
-    if (gputopo::spank::write_node_snapshot(back) != snap) std::abort();
+    const std::string snap = gputopo::write_node_snapshot(node);
+    gputopo::Node back = gputopo::read_node_snapshot(snap, "fuzz.snap");  // must not throw
+    if (gputopo::write_node_snapshot(back) != snap) std::abort();
     gputopo::PlanRequest r;
     for (const gputopo::Gpu& g : node.gpus) r.gpus.push_back(g.index);
     r.ntasks = r.gpus.empty() ? 1 : static_cast<int>(r.gpus.size());

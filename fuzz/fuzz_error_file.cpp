@@ -1,8 +1,8 @@
-// The program's TORCHELASTIC_ERROR_FILE (launcher/error_file.cpp): torch's JSON
+// The program's TORCHELASTIC_ERROR_FILE (launcher/failure/error_file.cpp): torch's JSON
 // record parsed, then classified with the launcher's failure classes.
 #include "fuzz/fuzz_common.hpp"
-#include "launcher/classify.hpp"
-#include "launcher/error_file.hpp"
+#include "launcher/failure/classify.hpp"
+#include "launcher/failure/error_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text = gputopo_fuzz::text_of(data, size);

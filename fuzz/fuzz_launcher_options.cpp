@@ -1,10 +1,10 @@
-// gputopo-launch's options (launcher/options.cpp): before the first NUL byte a
+// gputopo-launch's options (launcher/options/options.cpp): before the first NUL byte a
 // config file, after it one command-line word per line (argv[0] added);
 // GPUTOPO_LAUNCH_* variables come from "ENV:NAME=VALUE" words.
 #include <map>
 
 #include "fuzz/fuzz_common.hpp"
-#include "launcher/options.hpp"
+#include "launcher/options/options.hpp"
 #include "topo/core/strings.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -3,7 +3,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     gputopo_fuzz::expect_clean([&] {
-        gputopo::Node node = gputopo::spank::read_node_snapshot(gputopo_fuzz::text_of(data, size), "fuzz.snap");
+        gputopo::Node node = gputopo::read_node_snapshot(gputopo_fuzz::text_of(data, size), "fuzz.snap");
         gputopo_fuzz::exercise_node(node);
     });
     return 0;

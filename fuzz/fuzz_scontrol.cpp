@@ -1,10 +1,10 @@
-// What the launcher reads from Slurm (launcher/slurm_ctl.cpp, requeue.cpp):
+// What the launcher reads from Slurm (launcher/requeue/slurm_ctl.cpp, requeue.cpp):
 // the job's fields from `squeue --Format=...|` output, a time, a
 // `scontrol show config` KillWait, and the Comment's exclusion record merged
 // with a node (the merged record must name the node it added: finding 9).
 #include "fuzz/fuzz_common.hpp"
-#include "launcher/requeue.hpp"
-#include "launcher/slurm_ctl.hpp"
+#include "launcher/requeue/requeue.hpp"
+#include "launcher/requeue/slurm_ctl.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text = gputopo_fuzz::text_of(data, size);

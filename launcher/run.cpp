@@ -11,27 +11,28 @@
 #include <iostream>
 #include <sstream>
 
-#include "launcher/binding.hpp"
-#include "launcher/child.hpp"
-#include "launcher/classify.hpp"
-#include "launcher/error_file.hpp"
-#include "launcher/events.hpp"
-#include "launcher/framework_env.hpp"
-#include "launcher/hooks.hpp"
-#include "launcher/island_rank.hpp"
-#include "launcher/nccl_env.hpp"
-#include "launcher/nccl_topo_file.hpp"
-#include "launcher/options.hpp"
-#include "launcher/rank_sources.hpp"
-#include "launcher/requeue.hpp"
-#include "launcher/root_cause.hpp"
-#include "launcher/slurm_ctl.hpp"
-#include "launcher/supervisor.hpp"
+#include "launcher/env/binding.hpp"
+#include "launcher/child/child.hpp"
+#include "launcher/failure/classify.hpp"
+#include "launcher/failure/error_file.hpp"
+#include "launcher/failure/events.hpp"
+#include "launcher/env/framework_env.hpp"
+#include "launcher/child/hooks.hpp"
+#include "launcher/ranks/island_rank.hpp"
+#include "launcher/env/nccl_env.hpp"
+#include "launcher/env/nccl_topo_file.hpp"
+#include "launcher/options/options.hpp"
+#include "launcher/ranks/rank_sources.hpp"
+#include "launcher/requeue/requeue.hpp"
+#include "launcher/failure/root_cause.hpp"
+#include "launcher/requeue/slurm_ctl.hpp"
+#include "launcher/child/supervisor.hpp"
 #include "readers/readers.hpp"
 #include "step/apply.hpp"
 #include "step/topology_path.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/host.hpp"
 #include "topo/core/strings.hpp"
 #include "topo/core/version.hpp"
 
@@ -45,19 +46,15 @@ std::optional<std::string> real_getenv(const std::string& name) {
     return std::string(v);
 }
 
-// The task's environment as the launcher reads it: the real one with the
-// rank source's normalised SLURM_* variables in front (launcher/rank_sources).
-Getenv task_getenv = real_getenv;
-
-int env_int(const char* name, int fallback) {
-    auto v = task_getenv(name);
+int env_int(const Getenv& get, const char* name, int fallback) {
+    auto v = get(name);
     if (!v || v->empty()) return fallback;
     char* end = nullptr;
     long n = std::strtol(v->c_str(), &end, 10);
     return (end && *end == 0) ? static_cast<int>(n) : fallback;
 }
 
-std::string env_str(const char* name) { return task_getenv(name).value_or(""); }
+std::string env_str(const Getenv& get, const char* name) { return get(name).value_or(""); }
 
 void say(const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); }
 
@@ -96,32 +93,43 @@ std::string final_value(const ResolvedEnv& env, const Getenv& current, const cha
     return current(name).value_or("");
 }
 
-std::string host_name() {
-    char host[256] = {0};
-    gethostname(host, sizeof host - 1);
-    return host;
-}
-
-// Who and where this rank is (Slurm's task variables, read once).
+// Who and where this rank is: Slurm's task variables, read once, from the task's
+// environment as the launcher sees it (the real one with the rank source's
+// normalised SLURM_* variables in front: launcher/ranks/rank_sources).
 struct RankInfo {
+    Getenv getenv;       // that environment, for the phases that read more of it
     int rank = 0;
+    std::string procid;  // SLURM_PROCID as written ("" when unset)
     int local_rank = 0;
     int nodes = 1;
+    int world = 1;       // the step's tasks (SLURM_STEP_NUM_TASKS, else SLURM_NTASKS)
     std::string job_id;
+    std::string step_id;
+    std::string cluster;     // SLURM_CLUSTER_NAME
+    std::string tmpdir;      // TMPDIR (the node state's last fallback)
+    std::string job_end_time;  // SLURM_JOB_END_TIME
     int restart_count = 0;
     std::string node;    // SLURMD_NODENAME (slurmstepd sets it per task), else the host name
     std::string host;
 };
 
-RankInfo rank_info() {
+RankInfo rank_info(const Getenv& get) {
     RankInfo r;
-    r.rank = env_int("SLURM_PROCID", 0);
-    r.local_rank = env_int("SLURM_LOCALID", 0);
-    r.nodes = std::max(1, env_int("SLURM_STEP_NUM_NODES", env_int("SLURM_JOB_NUM_NODES", env_int("SLURM_NNODES", 1))));
-    r.job_id = env_str("SLURM_JOB_ID");
-    r.restart_count = env_int("SLURM_RESTART_COUNT", 0);
+    r.getenv = get;
+    r.rank = env_int(get, env::kSlurmProcid, 0);
+    r.procid = env_str(get, env::kSlurmProcid);
+    r.local_rank = env_int(get, env::kSlurmLocalid, 0);
+    r.nodes = std::max(1, env_int(get, env::kSlurmStepNumNodes,
+                                  env_int(get, env::kSlurmJobNumNodes, env_int(get, env::kSlurmNnodes, 1))));
+    r.world = env_int(get, env::kSlurmStepNumTasks, env_int(get, env::kSlurmNtasks, 1));
+    r.job_id = env_str(get, env::kSlurmJobId);
+    r.step_id = env_str(get, env::kSlurmStepId);
+    r.cluster = env_str(get, env::kSlurmClusterName);
+    r.tmpdir = env_str(get, env::kTmpdir);
+    r.job_end_time = env_str(get, env::kSlurmJobEndTime);
+    r.restart_count = env_int(get, env::kSlurmRestartCount, 0);
     r.host = host_name();
-    r.node = env_str("SLURMD_NODENAME");
+    r.node = env_str(get, env::kSlurmdNodename);
     if (r.node.empty()) r.node = r.host;
     return r;
 }
@@ -179,11 +187,11 @@ void add_framework_env(const Options& opt, const RankInfo& ri, const RankSourceV
                 return std::make_pair(r.status, r.output);
             };
             step::MasterAddr m =
-                step::resolve_master_addr(step::step_first_node(task_getenv), runner, 5, step::read_local_slurm_conf());
+                step::resolve_master_addr(step::step_first_node(ri.getenv), runner, 5, step::read_local_slurm_conf());
             fi.master_addr = m.addr;
             if (!m.warning.empty() && ri.local_rank == 0) say("gputopo: warning: " + m.warning);
         }
-        for (auto& v : framework_env(task_getenv, fi)) wanted.push_back(v);
+        for (auto& v : framework_env(ri.getenv, fi)) wanted.push_back(v);
     } catch (const ParseError& e) {
         say("gputopo: " + std::string(e.what()) + "; framework variables not set");
     }
@@ -209,20 +217,20 @@ void check_master_port(const RankInfo& ri, const Prepared& p) {
 Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& rs) {
     Prepared p;
     add_framework_env(opt, ri, rs, p.wanted);
-    IslandRankOutcome ir = island_rank(opt, ri.node, ri.local_rank, task_getenv);
+    IslandRankOutcome ir = island_rank(opt, ri.node, ri.local_rank, ri.getenv);
     apply_island_rank(p.wanted, ir.rank, ir.node_rank);
     if (opt.island_procid && (opt.rank_order == "island" || !opt.layout.empty()))
-        for (auto& v : island_procid_env(ir.rank, env_str("SLURM_PROCID"))) p.wanted.push_back(v);
+        for (auto& v : island_procid_env(ir.rank, ri.procid)) p.wanted.push_back(v);
     if (!ir.note.empty() && speaks(opt, ri) && (ir.rank.empty() || opt.verbose)) say("gputopo: " + ir.note);
     if (!ir.warning.empty()) say("gputopo: " + ir.warning);
     NodeOnce node(opt.topology, ri.node, ri.host);
-    p.binding = compute_binding(binding_options(opt), task_getenv, node, ranked_outside_slurm(rs));
+    p.binding = compute_binding(binding_options(opt), ri.getenv, node, ranked_outside_slurm(rs));
     p.binding_mode = opt.gpu_topo.mode;
     for (auto& v : p.binding.action.wanted) p.wanted.push_back(v);
     for (auto& v : ir.env) p.wanted.push_back(v);
     if (!opt.nccl_topo_file.empty()) add_nccl_topo_file(opt, ri, node, p.wanted);
     for (auto& v : nccl_socket_env(list_interfaces())) p.wanted.push_back(v);
-    p.wanted.push_back({"GPUTOPO_NO_REQUEUE_EXIT", std::to_string(opt.no_requeue_code), false});
+    p.wanted.push_back({env::kNoRequeueExit, std::to_string(opt.no_requeue_code), false});
     // The plugin's framework variables stay as user values do, but those that
     // --rank-order=island recomputes here are the launcher's.
     std::vector<std::string> ours;
@@ -233,7 +241,7 @@ Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& r
                              with_nccl_conf(hiding(real_getenv, ours), nccl_conf_values(real_getenv, opt.sysroot)));
     check_master_port(ri, p);
     const std::string& note = p.binding.note;
-    if (!p.binding.bound && note.find("running unbound") != std::string::npos && speaks(opt, ri))
+    if (p.binding.failed && speaks(opt, ri))
         say("gputopo: warning: " + note);
     if (p.binding.bound && !note.empty() && speaks(opt, ri)) say("gputopo: " + note);
     return p;
@@ -288,7 +296,7 @@ int dry_run(const Options& opt, const RankInfo& ri, const RankSourceView& rs, co
 // `strict` asks to fail because the binding could not be made or applied.
 bool apply(const Options& opt, const RankInfo& ri, const Prepared& p, EventLog& log) {
     const bool strict = opt.gpu_topo.strict && opt.gpu_topo.mode != Mode::None;
-    if (strict && !p.binding.bound && p.binding.note.find("running unbound") != std::string::npos) {
+    if (strict && p.binding.failed) {
         say("gputopo: " + ri.node + " rank " + std::to_string(ri.rank) + ": " + p.binding.note + " (strict: the task fails)");
         return false;
     }
@@ -350,8 +358,7 @@ SuperviseResult supervise_program(const Options& opt, const RankInfo& ri, EventL
     sc.local_rank = ri.local_rank;
     sc.nodes = ri.nodes;
     sc.job_id = ri.job_id;
-    std::string et = env_str("SLURM_JOB_END_TIME");
-    if (!et.empty()) sc.job_end_time = std::atof(et.c_str());
+    if (!ri.job_end_time.empty()) sc.job_end_time = std::atof(ri.job_end_time.c_str());
     // Only one rank per node (and the ranks running a command hook) asks
     // slurmctld; KillWait comes from slurm.conf when it is readable.
     const std::string job_id = ri.job_id;
@@ -413,10 +420,9 @@ Classification classify_end(const Options& opt, const RankInfo& ri, const Superv
 
 // The per-node election key for `what` in this attempt.
 std::string attempt_key(const RankInfo& ri, const char* what) {
-    std::string cluster = env_str("SLURM_CLUSTER_NAME");
     // The node's name too: a directory several nodes share must not elect one for all.
-    return std::string(what) + "." + (cluster.empty() ? "" : cluster + ".") + ri.job_id + "." +
-           env_str("SLURM_STEP_ID") + "." + std::to_string(ri.restart_count) + "." + ri.node;
+    return std::string(what) + "." + (ri.cluster.empty() ? "" : ri.cluster + ".") + ri.job_id + "." +
+           ri.step_id + "." + std::to_string(ri.restart_count) + "." + ri.node;
 }
 
 // The claims first_on_node() won, removed when the launcher is done with
@@ -426,7 +432,7 @@ std::string attempt_key(const RankInfo& ri, const char* what) {
 std::vector<std::pair<std::string, std::string>> node_claims;
 
 bool first_on_node(const Options& opt, const RankInfo& ri, const char* what) {
-    std::string dir = private_state_dir(node_state_base(opt.node_state_dir, ri.node, env_str("TMPDIR")));
+    std::string dir = private_state_dir(node_state_base(opt.node_state_dir, ri.node, ri.tmpdir));
     const std::string key = attempt_key(ri, what);
     if (!claim_leadership(dir, key)) return false;
     node_claims.emplace_back(dir, key);
@@ -438,14 +444,12 @@ void release_node_claims() {
     node_claims.clear();
 }
 
-int step_world() { return env_int("SLURM_STEP_NUM_TASKS", env_int("SLURM_NTASKS", 1)); }
-
-// Phase 6b (launcher/root_cause.hpp): a rank with a cause of its own records
+// Phase 6b (launcher/failure/root_cause.hpp): a rank with a cause of its own records
 // it in the job's Comment (the first such rank of its node).
 void record_root_cause(const Options& opt, const RankInfo& ri, const Classification& c, EventLog& log) {
-    if (ri.job_id.empty() || step_world() < 2 || !is_root_cause(c.cls)) return;
+    if (ri.job_id.empty() || ri.world < 2 || !is_root_cause(c.cls)) return;
     if (!first_on_node(opt, ri, "cause")) return;
-    const std::string key = cause_key(env_str("SLURM_STEP_ID"), ri.restart_count);
+    const std::string key = cause_key(ri.step_id, ri.restart_count);
     JobInfo info = query_job(ri.job_id);
     if (!info.known || find_cause(info.comment, key)) return;
     std::string comment = merge_cause(info.comment, {failure_class_name(c.cls), ri.node, key});
@@ -467,7 +471,7 @@ std::optional<Classification> resolve_peer_loss(const Options& opt, const RankIn
         log.write(Event("requeue_decision").add("action", "left_to_leader").add("message", "another rank of this node waits for the root cause"));
         return std::nullopt;
     }
-    const std::string key = cause_key(env_str("SLURM_STEP_ID"), ri.restart_count);
+    const std::string key = cause_key(ri.step_id, ri.restart_count);
     const auto t0 = std::chrono::steady_clock::now();
     for (;;) {
         JobInfo info = query_job(ri.job_id);
@@ -499,10 +503,10 @@ std::optional<Classification> resolve_peer_loss(const Options& opt, const RankIn
 // root cause of this attempt, when there is one (asked by the node's first
 // such rank only: a real preemption of many ranks stays one query per node).
 std::optional<CauseRecord> teardown_cause(const Options& opt, const RankInfo& ri) {
-    if (ri.job_id.empty() || step_world() < 2 || !first_on_node(opt, ri, "term")) return std::nullopt;
+    if (ri.job_id.empty() || ri.world < 2 || !first_on_node(opt, ri, "term")) return std::nullopt;
     JobInfo info = query_job(ri.job_id);
     if (!info.known) return std::nullopt;
-    return find_cause(info.comment, cause_key(env_str("SLURM_STEP_ID"), ri.restart_count));
+    return find_cause(info.comment, cause_key(ri.step_id, ri.restart_count));
 }
 
 // Phase 7: requeue a retryable failure, once per failure across ranks.
@@ -511,9 +515,8 @@ void requeue_if_due(const Options& opt, const RankInfo& ri, const Classification
     // One leader per failure: only it asks slurmctld, decides and speaks
     // (10,000 ranks failing at once must not mean 10,000 RPCs).
     if (!job_id.empty()) {
-        std::string cluster = env_str("SLURM_CLUSTER_NAME");
-        std::string key = (cluster.empty() ? "" : cluster + ".") + job_id + "." + std::to_string(ri.restart_count);
-        std::string local_dir = node_private_dir(opt.node_state_dir, ri.node, env_str("TMPDIR"));
+        std::string key = (ri.cluster.empty() ? "" : ri.cluster + ".") + job_id + "." + std::to_string(ri.restart_count);
+        std::string local_dir = node_private_dir(opt.node_state_dir, ri.node, ri.tmpdir);
         bool leader = claim_leadership(local_dir, key) && (opt.state_dir.empty() || claim_leadership(opt.state_dir, key));
         if (!leader) {
             log.write(Event("requeue_decision").add("action", "left_to_leader").add("message", "another rank handles this failure"));
@@ -589,10 +592,9 @@ int launcher_main(int argc, char** argv) {
     if (const char* m = secure_getenv(env::kLaunchTopologyModule); m && *m) readers::set_readers_module(m);
     plugin_names = plugin_framework_names(real_getenv);
     const RankSourceView rs = rank_source_view(opt, hiding(real_getenv, plugin_names));
-    task_getenv = rs.getenv;
-    const RankInfo ri = rank_info();
+    const RankInfo ri = rank_info(rs.getenv);
     EventLog log;
-    EventContext ectx{ri.job_id, env_str("SLURM_STEP_ID"), ri.restart_count, ri.rank, ri.node};
+    EventContext ectx{ri.job_id, ri.step_id, ri.restart_count, ri.rank, ri.node};
     if (!opt.log_dir.empty()) {
         std::string err;
         if (!log.open(opt.log_dir, ectx, err)) say("gputopo: " + err + "; events are not logged");

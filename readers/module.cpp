@@ -18,14 +18,14 @@ namespace {
 // What the reader makes, as text: a node's snapshot, or the XML export itself.
 std::string run_reader(Reader r, const std::string& a, const std::string& b) {
     switch (r) {
-        case Reader::HwlocXml: return spank::write_node_snapshot(read_hwloc_xml(a));
-        case Reader::HwlocXmlBuffer: return spank::write_node_snapshot(read_hwloc_xml_buffer(a, b));
-        case Reader::HwlocLive: return spank::write_node_snapshot(read_hwloc_live());
+        case Reader::HwlocXml: return write_node_snapshot(read_hwloc_xml(a));
+        case Reader::HwlocXmlBuffer: return write_node_snapshot(read_hwloc_xml_buffer(a, b));
+        case Reader::HwlocLive: return write_node_snapshot(read_hwloc_live());
         case Reader::HwlocLiveXml: return export_hwloc_live_xml();
-        case Reader::NcclXml: return spank::write_node_snapshot(read_nccl_xml(a));
-        case Reader::NcclXmlBuffer: return spank::write_node_snapshot(read_nccl_xml_buffer(a, b));
-        case Reader::TopologyFile: return spank::write_node_snapshot(load_topology_file(a));
-        case Reader::ThisMachine: return spank::write_node_snapshot(discover_this_machine());
+        case Reader::NcclXml: return write_node_snapshot(read_nccl_xml(a));
+        case Reader::NcclXmlBuffer: return write_node_snapshot(read_nccl_xml_buffer(a, b));
+        case Reader::TopologyFile: return write_node_snapshot(load_topology_file(a));
+        case Reader::ThisMachine: return write_node_snapshot(discover_this_machine());
     }
     throw std::runtime_error("no such topology reader");
 }

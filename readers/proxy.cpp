@@ -111,7 +111,7 @@ std::string run(readers::Reader r, const std::string& a = "", const std::string&
 }
 
 Node node_from(readers::Reader r, const std::string& name, const std::string& a = "", const std::string& b = "") {
-    return spank::read_node_snapshot(run(r, a, b), name);
+    return read_node_snapshot(run(r, a, b), name);
 }
 
 }  // namespace

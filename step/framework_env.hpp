@@ -19,7 +19,7 @@
 //   "default" (torchrun's --role default), TORCHELASTIC_RESTART_COUNT =
 //   SLURM_RESTART_COUNT (0 in a job never requeued), TORCHELASTIC_MAX_RESTARTS
 //   = --max-restarts, TORCHELASTIC_RUN_ID = SLURM_JOB_ID,
-//   TORCHELASTIC_ERROR_FILE = the rank's error file (launcher/error_file.hpp).
+//   TORCHELASTIC_ERROR_FILE = the rank's error file (launcher/failure/error_file.hpp).
 // In island order (--gpu-topo=island, --rank-order=island) RANK and ROLE_RANK
 // are the island rank and GROUP_RANK / NODE_RANK the node's position in that
 // order (apply_island_order), so RANK = GROUP_RANK x LOCAL_WORLD_SIZE +
@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "step/step_inputs.hpp"
-#include "topo/plan/task_env.hpp"
+#include "topo/core/env_var.hpp"
 
 namespace gputopo::step {
 

@@ -24,6 +24,10 @@ struct Options {
     std::string layout;
 };
 
+// The option's one name: srun/sbatch/salloc's --gpu-topo (the plugin) and
+// gputopo-launch's --gpu-topo.
+inline constexpr char kGpuTopoOption[] = "gpu-topo";
+
 // Throws ParseError, e.g. "unknown mode 'x' in --gpu-topo=x (expected
 // none, closest or island; flags: verbose, strict, isolate, share, membind, wholecores, noframework, help)".
 // `where` names the input in messages ("--gpu-topo=" or "default=").

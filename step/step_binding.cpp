@@ -7,7 +7,8 @@
 #include "step/user_gpu_bind.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
-#include "topo/sources/nic_state.hpp"
+#include "topo/core/strings.hpp"
+#include "topo/plan/nic_selection.hpp"
 
 namespace gputopo::step {
 

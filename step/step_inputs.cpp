@@ -58,7 +58,7 @@ namespace {
 std::optional<std::vector<int>> try_indices(const std::optional<std::string>& v) {
     if (!v || v->empty()) return std::nullopt;
     try {
-        return parse_index_list(*v, "CUDA_VISIBLE_DEVICES");
+        return parse_index_list(*v, env::kCudaVisibleDevices);
     } catch (const ParseError&) {
         return std::nullopt;
     }
@@ -68,7 +68,7 @@ std::optional<std::vector<int>> try_indices(const std::optional<std::string>& v)
 
 StepInputs read_step_inputs(const Getenv& getenv) {
     StepInputs in;
-    for (const char* var : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS"}) {
+    for (const char* var : {env::kSlurmStepGpus, env::kSlurmJobGpus}) {
         auto v = getenv(var);
         if (v && !v->empty()) {
             in.gpus = parse_index_list(*v, var);
@@ -76,11 +76,11 @@ StepInputs read_step_inputs(const Getenv& getenv) {
             break;
         }
     }
-    auto cvd = try_indices(getenv("CUDA_VISIBLE_DEVICES"));
-    if (!cvd) cvd = try_indices(getenv("ROCR_VISIBLE_DEVICES"));
+    auto cvd = try_indices(getenv(env::kCudaVisibleDevices));
+    if (!cvd) cvd = try_indices(getenv(env::kRocrVisibleDevices));
     if (in.gpus_from.empty() && cvd) {
         in.gpus = *cvd;
-        in.gpus_from = getenv("CUDA_VISIBLE_DEVICES") ? "CUDA_VISIBLE_DEVICES" : "ROCR_VISIBLE_DEVICES";
+        in.gpus_from = getenv(env::kCudaVisibleDevices) ? env::kCudaVisibleDevices : env::kRocrVisibleDevices;
     } else if (cvd && *cvd != in.gpus && cvd->size() == in.gpus.size()) {
         bool zero_based = true;
         for (size_t i = 0; i < cvd->size(); ++i)
@@ -156,7 +156,7 @@ void resolve_step_devices(const Node& node, StepInputs& in) {
 }
 
 std::string slurm_node_name(const Getenv& getenv, int node_id, const std::string& host) {
-    for (const char* var : {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}) {
+    for (const char* var : {env::kSlurmStepNodelist, env::kSlurmJobNodelist, env::kSlurmNodelist}) {
         auto v = getenv(var);
         if (!v || v->empty() || node_id < 0) continue;
         try {

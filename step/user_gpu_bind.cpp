@@ -92,9 +92,9 @@ std::string user_gpu_bind(const std::vector<std::string>& argv, const Getenv& en
     if (auto v = srun_long_option(argv, {"tres-bind"}); v && !gpu_part_of_tres_bind(*v).empty())
         found = gpu_part_of_tres_bind(*v);
     if (found.empty())
-        if (auto v = env("SLURM_GPU_BIND"); v && !v->empty()) found = *v;
+        if (auto v = env(env::kSlurmGpuBind); v && !v->empty()) found = *v;
     if (found.empty())
-        if (auto v = env("SLURM_TRES_BIND"); v && !v->empty()) found = gpu_part_of_tres_bind(*v);
+        if (auto v = env(env::kSlurmTresBind); v && !v->empty()) found = gpu_part_of_tres_bind(*v);
     return without_verbose(found);
 }
 
@@ -114,9 +114,9 @@ std::vector<int> task_gpus_from_slurm(const Getenv& task_env, const StepInputs& 
             return std::nullopt;
         }
     };
-    std::optional<std::vector<int>> gpus = read("SLURM_STEP_GPUS");
-    std::optional<std::vector<int>> visible = read("CUDA_VISIBLE_DEVICES");
-    if (!visible) visible = read("ROCR_VISIBLE_DEVICES");
+    std::optional<std::vector<int>> gpus = read(env::kSlurmStepGpus);
+    std::optional<std::vector<int>> visible = read(env::kCudaVisibleDevices);
+    if (!visible) visible = read(env::kRocrVisibleDevices);
     if (visible && (!gpus || visible->size() < gpus->size())) {
         if (!step.relative_numbering) return *visible;
         std::vector<int> base = step.gpus;  // sorted

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "topo/output/json_writer.hpp"
+#include "topo/plan/nic_selection.hpp"
 #include "topo/sources/nic_state.hpp"
 #include "topo/sources/topology_loader.hpp"
 

@@ -1,7 +1,9 @@
-// The SPANK plugin's identity and slurm_spank_init, shared by every context:
-// reads plugstack.conf arguments and registers --gpu-topo (in srun, sbatch,
-// salloc and slurmstepd alike: Slurm ignores a static option table in the
-// allocator context).
+// The SPANK plugin's identity and every slurm_spank_* entry point, each of which
+// dispatches to the file of its context (local_context.cpp: srun/sbatch/salloc,
+// slurmd_context.cpp: slurmd, remote_context.cpp: slurmstepd) and lets no
+// exception cross into Slurm. slurm_spank_init, shared by every context, reads
+// the plugstack.conf arguments and registers --gpu-topo (in srun, sbatch, salloc
+// and slurmstepd alike: Slurm ignores a static option table in the allocator context).
 extern "C" {
 #include <slurm/spank.h>
 }
@@ -40,7 +42,6 @@ SharedConfig& shared() {
     return s;
 }
 
-const char* const kOptionName = "gpu-topo";
 const char* const kJobOptionVars[2] = {"SPANK__SLURM_SPANK_OPTION_gputopo_gpu_topo", "_SLURM_SPANK_OPTION_gputopo_gpu_topo"};
 
 namespace {
@@ -80,7 +81,17 @@ int option_callback(int, const char* optarg, int remote) {
     }
 }
 
-char option_name[] = "gpu-topo";
+// spank_option wants a mutable char*: a static copy of the one name (it outlives
+// the registration), made at compile time.
+struct OptionName {
+    char text[sizeof step::kGpuTopoOption];
+};
+constexpr OptionName copy_option_name() {
+    OptionName n{};
+    for (size_t i = 0; i < sizeof n.text; ++i) n.text[i] = step::kGpuTopoOption[i];
+    return n;
+}
+OptionName option_name = copy_option_name();
 char option_arginfo[] = "MODE[,FLAG...]";
 char option_usage[] =
     "Bind each task to its GPUs, nearest NIC, CPUs and memory. MODE: none, closest, island; "
@@ -91,7 +102,7 @@ char option_usage[] =
 int register_option(spank_t sp) {
     struct spank_option opt;
     std::memset(&opt, 0, sizeof opt);
-    opt.name = option_name;
+    opt.name = option_name.text;
     opt.arginfo = option_arginfo;
     opt.usage = option_usage;
     opt.has_arg = 1;
@@ -111,6 +122,21 @@ std::optional<std::string> job_getenv(spank_t sp, const char* name) {
 }  // namespace gputopo::spank
 
 using namespace gputopo::spank;
+
+namespace {
+
+// No exception crosses into Slurm: an entry's work, or 0 (gputopo never fails
+// a job by throwing; strict failures are decided inside).
+template <class Work>
+int guarded(Work&& work) {
+    try {
+        return work();
+    } catch (...) {
+        return 0;
+    }
+}
+
+}  // namespace
 
 extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
     try {
@@ -132,7 +158,7 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
         }
         spank_context_t ctx = spank_context();
         if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR || ctx == S_CTX_REMOTE) {
-            if (register_option(sp) != 0) slurm_error("gputopo: cannot register --%s", kOptionName);
+            if (register_option(sp) != 0) slurm_error("gputopo: cannot register --%s", gputopo::step::kGpuTopoOption);
         }
         if (ctx == S_CTX_SLURMD) slurmd_init();  // slurmd_context.cpp
         return 0;
@@ -142,10 +168,13 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
 }
 
 extern "C" int slurm_spank_init_post_opt(spank_t sp, int ac, char** av) {
-    try {
-        if (spank_remote(sp)) return remote_init_post_opt(sp, ac, av);
-        return local_init_post_opt(sp, ac, av);
-    } catch (...) {
-        return 0;
-    }
+    return guarded([&] { return spank_remote(sp) ? remote_init_post_opt(sp, ac, av) : local_init_post_opt(sp, ac, av); });
+}
+
+extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
+    return guarded([&] { return remote_user_init(sp); });  // remote_context.cpp
+}
+
+extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
+    return guarded([&] { return remote_task_init(sp); });  // remote_context.cpp
 }

@@ -35,6 +35,7 @@ extern "C" {
 #include "step/topology_path.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/host.hpp"
 #include "topo/fabric/island_sources.hpp"
 #include "topo/fabric/slurm_islands.hpp"
 #include "topo/fabric/step_islands.hpp"
@@ -54,6 +55,11 @@ struct TaskWork {
 // This slurmstepd's state: filled by init_post_opt and user_init, read by
 // task_init in the forked tasks. Private to this file.
 struct StepdState {
+    // What user_init decided: gputopo stays out of the step (Inactive), the step
+    // is bound (Bound: `binding`, and `prepared` when made before the fork), or
+    // every task runs unbound and says why (Unbound: `problem`).
+    enum class Phase { Inactive, Bound, Unbound };
+    Phase phase = Phase::Inactive;
     // init_post_opt (root): the node read through the cache's snapshot, and
     // the node name it was read for; user_init takes it when its name agrees.
     std::optional<Node> root_read_node;
@@ -78,10 +84,12 @@ StepdState& stepd() {
     return s;
 }
 
-std::string host_name() {
-    char host[256] = {0};
-    gethostname(host, sizeof host - 1);
-    return host;
+// The step runs unbound from here on, for `why`.
+void become_unbound(StepdState& st, std::string why) {
+    st.problem = std::move(why);
+    st.binding.reset();
+    st.prepared.clear();
+    st.phase = StepdState::Phase::Unbound;
 }
 
 step::Getenv job_env(spank_t sp) {
@@ -101,8 +109,8 @@ double micros_since(std::chrono::steady_clock::time_point t0) {
 std::optional<std::string> spank_option_value(spank_t sp) {
     struct spank_option opt;
     std::memset(&opt, 0, sizeof opt);
-    char name[] = "gpu-topo";
-    opt.name = name;
+    std::string name = step::kGpuTopoOption;
+    opt.name = name.data();
     opt.has_arg = 1;
     char* arg = nullptr;
     if (spank_option_getopt(sp, &opt, &arg) != ESPANK_SUCCESS || !arg) return std::nullopt;
@@ -126,7 +134,7 @@ step::Options effective_options(spank_t sp) {
 // (SLURMD_NODENAME when the site's slurmd sets it) or this host's name, never
 // from the job's environment, which the user controls.
 std::string trusted_node_name() {
-    if (const char* v = std::getenv("SLURMD_NODENAME"); v && *v) return v;
+    if (const char* v = std::getenv(env::kSlurmdNodename); v && *v) return v;
     return host_name();
 }
 
@@ -240,8 +248,9 @@ void plan_node(spank_t sp, StepdState& st) {
         else node = read_topology(st);
         st.root_read_node.reset();
         st.binding.emplace(setup, std::move(node));
+        st.phase = StepdState::Phase::Bound;
     } catch (const std::exception& e) {
-        st.problem = e.what();
+        become_unbound(st, e.what());
         return;
     }
     prepare_tasks(sp, st);
@@ -307,10 +316,10 @@ void report_problem(const StepdState& st, int task) {
 // Read into the stack: the forked task allocates nothing it need not.
 std::string node_name_mismatch(spank_t sp, const StepdState& st) {
     char buf[256];
-    const spank_err_t rc = spank_getenv(sp, "SLURMD_NODENAME", buf, sizeof buf);
+    const spank_err_t rc = spank_getenv(sp, env::kSlurmdNodename, buf, sizeof buf);
     if (rc != ESPANK_SUCCESS && rc != ESPANK_NOSPACE) return "";
     if (rc == ESPANK_SUCCESS && (!buf[0] || st.node_name == buf)) return "";
-    const std::string real = rc == ESPANK_SUCCESS ? std::string(buf) : job_getenv(sp, "SLURMD_NODENAME").value_or("");
+    const std::string real = rc == ESPANK_SUCCESS ? std::string(buf) : job_getenv(sp, env::kSlurmdNodename).value_or("");
     if (real.empty() || real == st.node_name) return "";
     return "the step's node list names this node '" + st.node_name + "' but slurmstepd says '" + real + "'";
 }
@@ -431,48 +440,36 @@ int remote_init_post_opt(spank_t sp, int, char**) {
     return 0;
 }
 
-}  // namespace gputopo::spank
-
-using namespace gputopo;
-using namespace gputopo::spank;
-
-extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
+int remote_user_init(spank_t sp) {
     auto t0 = std::chrono::steady_clock::now();
+    if (!shared().config_ok) return 0;  // logged by slurm_spank_init
+    if (special_step(sp)) return 0;
+    StepdState& st = stepd();
     try {
-        if (!shared().config_ok) return 0;  // logged by slurm_spank_init
-        if (special_step(sp)) return 0;
-        StepdState& st = stepd();
-        try {
-            st.effective = effective_options(sp);
-        } catch (const std::exception& e) {
-            st.problem = e.what();
-            return 0;
-        }
-        if (st.effective.mode == Mode::None) return 0;
-        plan_node(sp, st);
-        st.plan_us = micros_since(t0);
-        return 0;
-    } catch (...) {
+        st.effective = effective_options(sp);
+    } catch (const std::exception& e) {
+        become_unbound(st, e.what());
         return 0;
     }
+    if (st.effective.mode == Mode::None) return 0;
+    plan_node(sp, st);
+    st.plan_us = micros_since(t0);
+    return 0;
 }
 
-extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
+int remote_task_init(spank_t sp) {
     auto t0 = std::chrono::steady_clock::now();
     try {
         StepdState& st = stepd();
-        if (!st.binding && st.problem.empty()) return 0;  // inactive
+        if (st.phase == StepdState::Phase::Inactive) return 0;
         int task = 0;
         if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS) task = 0;
         wrap_task(sp, task, st.node_name);
-        if (st.binding) {
+        if (st.phase == StepdState::Phase::Bound) {
             std::string wrong = node_name_mismatch(sp, st);
-            if (!wrong.empty()) {
-                st.problem = wrong;
-                st.binding.reset();
-            }
+            if (!wrong.empty()) become_unbound(st, std::move(wrong));
         }
-        if (!st.binding) {
+        if (st.phase == StepdState::Phase::Unbound) {
             report_problem(st, task);
             set_framework_env(sp, st, task, step::TaskAction{});  // the job still forms its group
             return 0;
@@ -496,3 +493,5 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
         return 0;
     }
 }
+
+}  // namespace gputopo::spank

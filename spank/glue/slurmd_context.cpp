@@ -5,20 +5,18 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
-#include <unistd.h>
-
 #include <exception>
 
 #include "spank/glue/state.hpp"
 #include "spank/topology_cache.hpp"
+#include "topo/core/host.hpp"
 
 namespace gputopo::spank {
 
 std::optional<Node> refresh_stale_cache() {
     const SharedConfig& sc = shared();
     if (!sc.config_ok || sc.config.cache_dir.empty() || !sc.config.topology.empty()) return std::nullopt;
-    char host[256] = {0};
-    gethostname(host, sizeof host - 1);
+    const std::string host = host_name();
     if (cache_fresh(sc.config.cache_dir, host, current_stamp())) return std::nullopt;
     std::string why;
     Node node = refresh_cache(sc.config.cache_dir, host, live_sources(sc.config), &why);

@@ -32,7 +32,6 @@ SharedConfig& shared();
 extern const char* const kJobOptionVars[2];
 
 // The option Slurm shows for us: --gpu-topo=MODE[,FLAG...].
-extern const char* const kOptionName;
 int register_option(spank_t sp);
 
 // Reads `name` from the job's environment (remote context), whole: a value
@@ -55,5 +54,7 @@ std::optional<Node> refresh_stale_cache();
 // One line in slurmd's log, once per node and boot, for a cache that cannot be written.
 void warn_cache_unwritable(const std::string& why);
 int remote_init_post_opt(spank_t sp, int ac, char** av);
+int remote_user_init(spank_t sp);   // slurmstepd, once per node: the binding for every local task
+int remote_task_init(spank_t sp);   // in each forked task: apply what user_init prepared
 
 }  // namespace gputopo::spank

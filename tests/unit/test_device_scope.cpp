@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "launcher/binding.hpp"
+#include "launcher/env/binding.hpp"
 #include "step/device_scope.hpp"
 #include "step/step_binding.hpp"
 #include "tests/unit/env_map.hpp"

@@ -4,7 +4,7 @@
 
 #include <csignal>
 
-#include "launcher/classify.hpp"
+#include "launcher/failure/classify.hpp"
 
 using namespace gputopo::launch;
 
@@ -65,7 +65,7 @@ TEST_CASE("classify: node faults, preflight, timeout, preemption", "[launcher]")
     auto n = classify(exited(1, "NCCL WARN NET/IB : Got completion from peer 10.0.0.2 with error 12\n"), policy());
     CHECK(n.cls == FailureClass::NodeFault);
     CHECK_FALSE(n.local);
-    // A peer's loss is not this rank's own cause (launcher/root_cause.hpp).
+    // A peer's loss is not this rank's own cause (launcher/failure/root_cause.hpp).
     CHECK(classify(exited(1, "socket: Connection reset by peer\n"), policy()).cls == FailureClass::PeerLost);
     CHECK(classify(exited(1, "RuntimeError: [/usr/src/gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:4711\n"),
                    policy()).cls == FailureClass::PeerLost);

@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "tests/unit/fixtures.hpp"
-#include "launcher/binding.hpp"
-#include "launcher/framework_env.hpp"
-#include "launcher/nccl_env.hpp"
+#include "launcher/env/binding.hpp"
+#include "launcher/env/framework_env.hpp"
+#include "launcher/env/nccl_env.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/sources/topology_loader.hpp"
 
@@ -154,6 +154,7 @@ TEST_CASE("binding without the plugin: plugin present, mode none, unreadable top
     NodeOnce none("/nonexistent/%n.xml", "n9", "h");
     auto with_plugin = compute_binding(o, env_of({{"GPUTOPO_MODE", "island"}, {"SLURM_STEP_GPUS", "0"}}), none);
     CHECK_FALSE(with_plugin.bound);
+    CHECK_FALSE(with_plugin.failed);  // skipped: the plugin bound it, nothing failed
     CHECK_THAT(with_plugin.note, Catch::Contains("plugin"));
     o.gpu_topo = gputopo::step::parse_gpu_topo("none");
     CHECK_FALSE(compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}}), none).bound);
@@ -161,6 +162,7 @@ TEST_CASE("binding without the plugin: plugin present, mode none, unreadable top
     CHECK_THAT(compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}}), none).note, Catch::Contains("not in a Slurm job step"));
     auto bad = compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}, {"SLURMD_NODENAME", "n9"}, {"SLURM_STEP_ID", "0"}}), none);
     CHECK_FALSE(bad.bound);
+    CHECK(bad.failed);  // what run.cpp warns about and `strict` fails on
     CHECK(bad.action.set.empty());
     CHECK_THAT(bad.note, Catch::Contains("running unbound") && Catch::Contains("/nonexistent/n9.xml"));
     // A node name that would leave the directory is refused, not expanded.

@@ -40,19 +40,21 @@
 #include <map>
 #include <sstream>
 
-#include "launcher/classify.hpp"
-#include "launcher/error_file.hpp"
-#include "launcher/framework_env.hpp"
-#include "launcher/island_rank.hpp"
-#include "launcher/nccl_env.hpp"
-#include "launcher/pod.hpp"
-#include "launcher/rank_sources.hpp"
-#include "launcher/requeue.hpp"
-#include "launcher/options.hpp"
+#include "launcher/failure/classify.hpp"
+#include "launcher/failure/error_file.hpp"
+#include "launcher/env/framework_env.hpp"
+#include "launcher/ranks/island_rank.hpp"
+#include "launcher/env/nccl_env.hpp"
+#include "launcher/ranks/pod.hpp"
+#include "launcher/ranks/rank_sources.hpp"
+#include "launcher/requeue/requeue.hpp"
+#include "launcher/options/options.hpp"
 #include "tests/unit/cli_runner.hpp"
 #include "tests/unit/fixtures.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/strings.hpp"
 #include "topo/plan/planner.hpp"
+#include "topo/plan/task_env.hpp"
 #include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo::launch;

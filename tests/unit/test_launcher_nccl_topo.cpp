@@ -7,7 +7,7 @@
 #include <map>
 
 #include "tests/unit/fixtures.hpp"
-#include "launcher/nccl_topo_file.hpp"
+#include "launcher/env/nccl_topo_file.hpp"
 #include "topo/sources/nccl_xml_source.hpp"
 #include "topo/sources/topology_loader.hpp"
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "tests/unit/fixtures.hpp"
-#include "launcher/options.hpp"
+#include "launcher/options/options.hpp"
 #include "topo/core/errors.hpp"
 
 using namespace gputopo::launch;

@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "launcher/requeue.hpp"
-#include "launcher/root_cause.hpp"
+#include "launcher/requeue/requeue.hpp"
+#include "launcher/failure/root_cause.hpp"
 
 using namespace gputopo::launch;
 

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <ctime>
 
-#include "launcher/events.hpp"
-#include "launcher/hooks.hpp"
-#include "launcher/slurm_ctl.hpp"
+#include "launcher/failure/events.hpp"
+#include "launcher/child/hooks.hpp"
+#include "launcher/requeue/slurm_ctl.hpp"
 
 using namespace gputopo::launch;
 

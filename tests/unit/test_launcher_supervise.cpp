@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "launcher/child.hpp"
-#include "launcher/supervisor.hpp"
+#include "launcher/child/child.hpp"
+#include "launcher/child/supervisor.hpp"
 
 using namespace gputopo::launch;
 

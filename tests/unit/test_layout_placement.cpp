@@ -17,8 +17,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "launcher/island_rank.hpp"
-#include "launcher/options.hpp"
+#include "launcher/ranks/island_rank.hpp"
+#include "launcher/options/options.hpp"
 #include "step/option_parser.hpp"
 #include "tests/unit/cli_runner.hpp"
 #include "tests/unit/fixtures.hpp"

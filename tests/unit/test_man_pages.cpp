@@ -18,7 +18,7 @@
 #include <regex>
 #include <set>
 
-#include "launcher/options.hpp"
+#include "launcher/options/options.hpp"
 #include "spank/plugstack_args.hpp"
 #include "step/option_parser.hpp"
 #include "tests/unit/cli_runner.hpp"

@@ -15,8 +15,8 @@
 #include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo;
-using gputopo::spank::read_node_snapshot;
-using gputopo::spank::write_node_snapshot;
+using gputopo::read_node_snapshot;
+using gputopo::write_node_snapshot;
 
 namespace {
 

@@ -26,7 +26,7 @@
 #include "topo/output/svg_writer.hpp"
 #include "topo/plan/islands.hpp"
 #include "topo/plan/planner.hpp"
-#include "topo/sources/nic_state.hpp"
+#include "topo/plan/nic_selection.hpp"
 #include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo;

@@ -295,7 +295,7 @@ TEST_CASE("rankorder: 100,000 nodes in 100 interleaved islands", "[rankorder]") 
 }
 
 // ---- step_islands (plugin) and the launcher's --rank-order=island ----
-#include "launcher/island_rank.hpp"
+#include "launcher/ranks/island_rank.hpp"
 #include "topo/fabric/step_islands.hpp"
 
 namespace {

@@ -13,7 +13,7 @@
 #include <set>
 #include <sstream>
 
-#include "launcher/binding.hpp"
+#include "launcher/env/binding.hpp"
 #include "step/gpu_ids.hpp"
 #include "step/option_parser.hpp"
 #include "step/step_inputs.hpp"
@@ -427,7 +427,7 @@ TEST_CASE("gputopo plan accepts an empty allocation: --gpus '' and --gpus none",
 
 TEST_CASE("MIG instances survive the plugin's cache (node snapshot) and still resolve", "[slurm-uuid]") {
     Node node = h200_with_mig();
-    Node back = spank::read_node_snapshot(spank::write_node_snapshot(node), "snapshot");
+    Node back = read_node_snapshot(write_node_snapshot(node), "snapshot");
     REQUIRE(back.gpus.size() == node.gpus.size());
     for (size_t i = 0; i < node.gpus.size(); ++i) CHECK(back.gpus[i].mig_uuids == node.gpus[i].mig_uuids);
     for (const auto& [bus, ids] : fixture_migs("hgx-h200-mig.nvml"))

@@ -16,14 +16,15 @@
 #include <map>
 #include <thread>
 
-#include "launcher/binding.hpp"
-#include "launcher/step_gpus.hpp"
+#include "launcher/env/binding.hpp"
+#include "launcher/env/step_gpus.hpp"
 #include "spank/job_env.hpp"
 #include "step/apply.hpp"
 #include "step/step_binding.hpp"
 #include "tests/unit/env_map.hpp"
 #include "tests/unit/fixtures.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/strings.hpp"
 #include "topo/plan/task_env.hpp"
 #include "topo/sources/topology_loader.hpp"
 

@@ -1,4 +1,4 @@
-// Splitting lists written as text (topo/core/strings.hpp).
+// Splitting and joining lists written as text (topo/core/strings.hpp).
 #include <catch2/catch.hpp>
 
 #include "topo/core/strings.hpp"
@@ -29,4 +29,15 @@ TEST_CASE("split_field_views: the same fields as views into the text", "[strings
     CHECK(V(views.begin(), views.end()) == split_fields(text, '\t'));
     CHECK(views[3].data() == text.data() + text.find("0000"));  // no copy
     CHECK(gputopo::split_field_views("", ',').size() == 1);
+}
+
+TEST_CASE("join is split's inverse: every item, empty ones too", "[strings]") {
+    // Round trips, the empty fields included (a separator per gap, none at the ends).
+    for (const std::string text : {"a,,b", "", ",", "closest,verbose", ",x,"})
+        CHECK(gputopo::join_strings(split_fields(text, ','), ",") == text);
+    CHECK(gputopo::join_strings({"mlx5_0", "mlx5_1"}, "; ") == "mlx5_0; mlx5_1");
+    CHECK(gputopo::join_strings({}) == "");
+    CHECK(gputopo::join_ints({3, 0, 12}) == "3,0,12");
+    CHECK(gputopo::join_ints({-1}, ":") == "-1");
+    CHECK(gputopo::join_ints({}).empty());
 }

@@ -39,6 +39,7 @@ inline constexpr const char* kNcclIbGidIndex = "NCCL_IB_GID_INDEX";
 inline constexpr const char* kNcclSocketIfname = "NCCL_SOCKET_IFNAME";
 inline constexpr const char* kNcclTopoFile = "NCCL_TOPO_FILE";
 inline constexpr const char* kUcxNetDevices = "UCX_NET_DEVICES";
+inline constexpr const char* kNcclConfFile = "NCCL_CONF_FILE";  // read: the user's NCCL configuration file
 
 // Framework process-group variables (launcher).
 inline constexpr const char* kRankVar = "RANK";
@@ -68,6 +69,10 @@ inline constexpr const char* kLaunchOptionPrefix = "GPUTOPO_LAUNCH_";           
 inline constexpr const char* kLaunchTopologyModule = "GPUTOPO_LAUNCH_TOPOLOGY_MODULE";
 inline constexpr const char* kNoRequeueExit = "GPUTOPO_NO_REQUEUE_EXIT";        // set for the program
 inline constexpr const char* kCheckpointTrigger = "GPUTOPO_CHECKPOINT_TRIGGER"; // set for checkpoint hooks
+inline constexpr const char* kNnodes = "GPUTOPO_NNODES";
+inline constexpr const char* kNvmlTimeout = "GPUTOPO_NVML_TIMEOUT";
+inline constexpr const char* kPodsPerJob = "GPUTOPO_PODS_PER_JOB";
+inline constexpr const char* kOriginalSlurmProcid = "GPUTOPO_SLURM_PROCID";  // Slurm's own, when --island-procid replaced it
 
 // Read from Slurm (job, step and task environment).
 inline constexpr const char* kSlurmdNodename = "SLURMD_NODENAME";
@@ -102,6 +107,24 @@ inline constexpr const char* kSlurmStepTasksPerNode = "SLURM_STEP_TASKS_PER_NODE
 inline constexpr const char* kSlurmTasksPerNode = "SLURM_TASKS_PER_NODE";
 inline constexpr const char* kSlurmTopologyAddr = "SLURM_TOPOLOGY_ADDR";
 inline constexpr const char* kSlurmTopologyAddrPattern = "SLURM_TOPOLOGY_ADDR_PATTERN";
+inline constexpr const char* kSlurmGpuBind = "SLURM_GPU_BIND";
+inline constexpr const char* kSlurmLaunchNodeIpaddr = "SLURM_LAUNCH_NODE_IPADDR";
+inline constexpr const char* kSlurmSrunCommHost = "SLURM_SRUN_COMM_HOST";
+inline constexpr const char* kSlurmSrunCommPort = "SLURM_SRUN_COMM_PORT";
+inline constexpr const char* kSlurmStepLauncherPort = "SLURM_STEP_LAUNCHER_PORT";
+inline constexpr const char* kSlurmTresBind = "SLURM_TRES_BIND";
+
+// Set by other launchers (torchrun, Open MPI, Kubeflow), read by the launcher's rank sources.
+inline constexpr const char* kOmpiCommWorldLocalRank = "OMPI_COMM_WORLD_LOCAL_RANK";
+inline constexpr const char* kOmpiCommWorldLocalSize = "OMPI_COMM_WORLD_LOCAL_SIZE";
+inline constexpr const char* kOmpiCommWorldNodeRank = "OMPI_COMM_WORLD_NODE_RANK";
+inline constexpr const char* kOmpiCommWorldRank = "OMPI_COMM_WORLD_RANK";
+inline constexpr const char* kOmpiCommWorldSize = "OMPI_COMM_WORLD_SIZE";
+inline constexpr const char* kPetMasterAddr = "PET_MASTER_ADDR";
+inline constexpr const char* kPetMasterPort = "PET_MASTER_PORT";
+inline constexpr const char* kPetNnodes = "PET_NNODES";
+inline constexpr const char* kPetNodeRank = "PET_NODE_RANK";
+inline constexpr const char* kPetNprocPerNode = "PET_NPROC_PER_NODE";
 
 // Read from the system.
 inline constexpr const char* kTmpdir = "TMPDIR";

@@ -26,4 +26,22 @@ std::vector<std::string> split_nonempty(std::string_view s, char sep) {
     return out;
 }
 
+std::string join_ints(const std::vector<int>& v, const char* sep) {
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (i) out += sep;
+        out += std::to_string(v[i]);
+    }
+    return out;
+}
+
+std::string join_strings(const std::vector<std::string>& v, const char* sep) {
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (i) out += sep;
+        out += v[i];
+    }
+    return out;
+}
+
 }  // namespace gputopo

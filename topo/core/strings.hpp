@@ -1,4 +1,4 @@
-// Splitting a list written as text ("0,1,2", "a;b").
+// Lists written as text ("0,1,2", "a;b"): splitting and joining.
 #pragma once
 
 #include <string>
@@ -17,5 +17,9 @@ std::vector<std::string_view> split_field_views(std::string_view s, char sep);
 
 // The non-empty fields only: "a,,b," -> {"a", "b"}, "" -> {}.
 std::vector<std::string> split_nonempty(std::string_view s, char sep);
+
+// The items with `sep` between them: {"a", "b"} -> "a,b", {} -> "".
+std::string join_strings(const std::vector<std::string>& v, const char* sep = ",");
+std::string join_ints(const std::vector<int>& v, const char* sep = ",");
 
 }  // namespace gputopo

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "topo/core/env_names.hpp"
 #include "topo/fabric/island_sources.hpp"
 
 #ifndef GPUTOPO_SLURM_CONF_DEFAULT
@@ -33,7 +34,7 @@ bool ends_with(const std::string& s, const char* tail) {
 }  // namespace
 
 std::string slurm_config_dir(const std::function<std::optional<std::string>(const std::string&)>& getenv) {
-    if (auto v = getenv("SLURM_CONF"); v && !v->empty()) return dir_of(*v);
+    if (auto v = getenv(env::kSlurmConf); v && !v->empty()) return dir_of(*v);
     return dir_of(GPUTOPO_SLURM_CONF_DEFAULT);
 }
 

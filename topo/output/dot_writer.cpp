@@ -1,3 +1,4 @@
+#include "topo/core/strings.hpp"
 #include "topo/output/dot_writer.hpp"
 
 #include <map>
@@ -39,7 +40,7 @@ std::vector<int> tasks_of_gpu(const DotGraph& g, int gpu) {
 std::string task_words(const std::vector<int>& tasks) {
     std::vector<std::string> words;
     for (int t : tasks) words.push_back(std::to_string(t));
-    return (tasks.size() == 1 ? "task " : "tasks ") + join(words, ",");
+    return (tasks.size() == 1 ? "task " : "tasks ") + join_strings(words, ",");
 }
 
 void write_leaf(DotGraph& g, const DeviceTreeNode& t, const std::string& indent) {

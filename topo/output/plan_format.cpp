@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "topo/core/cpuset.hpp"
+#include "topo/core/strings.hpp"
 #include "topo/output/text_table.hpp"
 
 namespace gputopo {
@@ -57,8 +58,8 @@ std::vector<std::vector<std::string>> plan_rows(const Plan& plan) {
     std::vector<std::vector<std::string>> rows;
     rows.push_back({"TASK", "GPUS", "GPU PCI", "CPUS", "MEMS", "NICS", "ISLAND"});
     for (const auto& t : plan.tasks) {
-        rows.push_back({std::to_string(t.task), index_list(t.gpus), join(pci_strings(t.gpu_pci), ","),
-                        t.cpus.to_list(), index_list(t.mems), join(t.nics, ","),
+        rows.push_back({std::to_string(t.task), index_list(t.gpus), join_strings(pci_strings(t.gpu_pci), ","),
+                        t.cpus.to_list(), index_list(t.mems), join_strings(t.nics, ","),
                         t.island >= 0 ? std::to_string(t.island) : std::string()});
     }
     return rows;
@@ -69,7 +70,7 @@ std::string plan_table(const Plan& plan, const std::string& host) {
     out += "mode: ";
     out += mode_name(plan.mode);
     out += "   tasks: " + std::to_string(plan.tasks.size());
-    out += "   node NICs: " + (plan.node_nics.empty() ? std::string("none") : join(plan.node_nics, ","));
+    out += "   node NICs: " + (plan.node_nics.empty() ? std::string("none") : join_strings(plan.node_nics, ","));
     out += '\n';
     out += text_columns(plan_rows(plan));
     for (const auto& n : plan.notes) out += "note: " + n + "\n";

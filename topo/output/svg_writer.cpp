@@ -1,3 +1,4 @@
+#include "topo/core/strings.hpp"
 #include "topo/output/svg_writer.hpp"
 
 #include <algorithm>
@@ -423,7 +424,7 @@ int draw_plan_legend(Drawing& d, int y) {
     const std::string header = std::string("Plan: mode ") + mode_name(plan.mode) + ", " +
                                std::to_string(plan.tasks.size()) + " task" + (plan.tasks.size() == 1 ? "" : "s") +
                                ", node NICs " +
-                               (plan.node_nics.empty() ? std::string("none") : join(plan.node_nics, ","));
+                               (plan.node_nics.empty() ? std::string("none") : join_strings(plan.node_nics, ","));
     d.boxes.text(kMargin, y + 14, header, "b");
     d.text_right = std::max(d.text_right, kMargin + static_cast<int>(header.size()) * kCharW);
     const std::vector<std::vector<std::string>> rows = plan_rows(plan);

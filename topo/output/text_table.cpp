@@ -26,13 +26,4 @@ std::string text_columns(const std::vector<std::vector<std::string>>& rows, int 
     return out;
 }
 
-std::string join(const std::vector<std::string>& items, const char* sep) {
-    std::string out;
-    for (const auto& s : items) {
-        if (!out.empty()) out += sep;
-        out += s;
-    }
-    return out;
-}
-
 }  // namespace gputopo

@@ -12,7 +12,4 @@ namespace gputopo {
 // print as "-".
 std::string text_columns(const std::vector<std::vector<std::string>>& rows, int gap = 2);
 
-// "a,b,c": the items with `sep` between them.
-std::string join(const std::vector<std::string>& items, const char* sep);
-
 }  // namespace gputopo

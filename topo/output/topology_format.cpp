@@ -4,6 +4,7 @@
 #include <map>
 
 #include "topo/core/distance.hpp"
+#include "topo/core/strings.hpp"
 #include "topo/output/picture_model.hpp"
 #include "topo/output/plan_format.hpp"
 #include "topo/output/text_table.hpp"
@@ -40,7 +41,7 @@ std::string ports_text(const Nic& nic) {
         if (p.rate_gbps > 0) s += " " + gbps_text(p.rate_gbps);
         parts.push_back(s);
     }
-    return join(parts, "; ");
+    return join_strings(parts, "; ");
 }
 
 std::string usable_text(const Nic& nic) {
@@ -157,7 +158,7 @@ std::string topology_table(const Node& node, const std::vector<int>& islands) {
         std::vector<std::vector<std::string>> rows{{"GPU", "PCI", "VENDOR", "MODEL", "NUMA", "LOCAL CPUS", "OS NAMES"}};
         for (const auto& g : node.gpus)
             rows.push_back({"GPU" + std::to_string(g.index), g.pci.to_string(), vendor_name(g.vendor), g.model,
-                            numa_text(g.numa), g.local_cpus.to_list(), join(g.os_names, ",")});
+                            numa_text(g.numa), g.local_cpus.to_list(), join_strings(g.os_names, ",")});
         out += text_columns(rows) + "\n";
     }
 
@@ -167,7 +168,7 @@ std::string topology_table(const Node& node, const std::vector<int>& islands) {
         std::vector<std::vector<std::string>> rows{{"NIC", "NAME", "PCI", "NETDEVS", "PORTS", "NUMA", "USABLE"}};
         for (size_t i = 0; i < node.nics.size(); ++i) {
             const Nic& n = node.nics[i];
-            rows.push_back({"NIC" + std::to_string(i), n.name, nic_has_pci(n) ? n.pci.to_string() : "N/A", join(n.netdevs, ","), ports_text(n),
+            rows.push_back({"NIC" + std::to_string(i), n.name, nic_has_pci(n) ? n.pci.to_string() : "N/A", join_strings(n.netdevs, ","), ports_text(n),
                             numa_text(n.numa), usable_text(n)});
         }
         out += text_columns(rows) + "\n";

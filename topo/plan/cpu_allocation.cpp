@@ -6,7 +6,7 @@
 #include <numeric>
 #include <tuple>
 
-#include "topo/plan/task_env.hpp"
+#include "topo/core/strings.hpp"
 
 namespace gputopo {
 

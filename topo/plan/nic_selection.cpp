@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "topo/core/distance.hpp"
+#include "topo/core/strings.hpp"
 
 namespace gputopo {
 
@@ -41,13 +42,14 @@ bool nic_before(const Nic& a, const Nic& b) {
     return natural_less(a.name, b.name);
 }
 
-}  // namespace
-
-std::vector<size_t> nearest_nics(const Node& node, int gpu) {
+// The one "nearest": indices (node order) of the NICs that pass `counts` with the
+// smallest gpu_nic_path() rank from GPU `gpu`.
+template <class Pred>
+std::vector<size_t> nearest_where(const Node& node, int gpu, Pred counts) {
     std::vector<size_t> best;
     int best_rank = 0;
     for (size_t i = 0; i < node.nics.size(); ++i) {
-        if (!node.nics[i].usable()) continue;
+        if (!counts(node.nics[i])) continue;
         int r = gpu_nic_path(node, gpu, i).rank();
         if (best.empty() || r < best_rank) {
             best.assign(1, i);
@@ -56,6 +58,16 @@ std::vector<size_t> nearest_nics(const Node& node, int gpu) {
             best.push_back(i);
         }
     }
+    return best;
+}
+
+// A NIC meant for GPU traffic, whatever its port state.
+bool for_gpu_traffic(const Nic& n) { return n.rdma && !n.storage; }
+
+}  // namespace
+
+std::vector<size_t> nearest_nics(const Node& node, int gpu) {
+    std::vector<size_t> best = nearest_where(node, gpu, [](const Nic& n) { return n.usable(); });
     std::stable_sort(best.begin(), best.end(), [&](size_t x, size_t y) { return nic_before(node.nics[x], node.nics[y]); });
     return best;
 }
@@ -112,6 +124,51 @@ std::vector<std::string> usable_node_nics(const Node& node) {
     for (const Nic* n : usable)
         if (std::find(out.begin(), out.end(), n->name) == out.end()) out.push_back(n->name);
     return out;
+}
+
+int node_roce_gid_index(const Node& node) {
+    int index = -1;
+    for (const auto& n : node.nics) {
+        if (!n.usable()) continue;
+        for (const auto& p : n.ports) {
+            if (p.link_layer != "Ethernet" || (!p.state.empty() && p.state != "ACTIVE")) continue;
+            if (p.roce_v2_gid_index < 0) continue;
+            if (index >= 0 && index != p.roce_v2_gid_index) return -1;
+            index = p.roce_v2_gid_index;
+        }
+    }
+    return index;
+}
+
+std::vector<NicFallback> nic_fallbacks(const Node& node) {
+    std::vector<NicFallback> out;
+    // Every NIC for GPU traffic usable: no GPU lost its nearest (and no paths to measure).
+    if (std::all_of(node.nics.begin(), node.nics.end(), [](const Nic& n) { return !n.rdma || n.storage || n.usable(); }))
+        return out;
+    for (const auto& g : node.gpus) {
+        // Nearest among the NICs meant for GPU traffic, up or down.
+        const std::vector<size_t> nearest = nearest_where(node, g.index, for_gpu_traffic);
+        if (nearest.empty()) continue;
+        bool any_up = false;
+        for (size_t i : nearest) any_up = any_up || node.nics[i].usable();
+        if (any_up) continue;
+        NicFallback f;
+        f.gpu = g.index;
+        for (size_t i : nearest) f.lost.push_back(node.nics[i].name);
+        f.lost_path = gpu_nic_path(node, g.index, nearest.front()).label();
+        std::vector<size_t> instead = nearest_nics(node, g.index);
+        for (size_t i : instead) f.fallback.push_back(node.nics[i].name);
+        if (!instead.empty()) f.fallback_path = gpu_nic_path(node, g.index, instead.front()).label();
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+std::string describe(const NicFallback& f) {
+    std::string s = "GPU " + std::to_string(f.gpu) + ": nearest NIC" + (f.lost.size() > 1 ? "s " : " ") +
+                    join_strings(f.lost, ",") + " (" + f.lost_path + ") " + (f.lost.size() > 1 ? "are" : "is") + " down; ";
+    if (f.fallback.empty()) return s + "no usable RDMA NIC left";
+    return s + "falling back to " + join_strings(f.fallback, ",") + " (" + f.fallback_path + ")";
 }
 
 }  // namespace gputopo

@@ -13,6 +13,8 @@
 // nearest to any of its GPUs, and for one GPU, one nearest to that GPU.
 // node_nics: every usable RDMA NIC of the node, in that same order — the same list
 // for every task and every step on the node (NCCL_IB_HCA, NVIDIA/nccl#1478).
+// Also: the node's RoCE v2 GID index, and which GPUs lost their nearest NIC
+// (nearest among the NICs for GPU traffic, up or down) and what they fall back to.
 #pragma once
 
 #include <string>
@@ -29,5 +31,24 @@ std::vector<size_t> nearest_nics(const Node& node, int gpu);
 std::vector<std::vector<std::string>> select_nics(const Node& node, const std::vector<std::vector<int>>& task_gpus);
 
 std::vector<std::string> usable_node_nics(const Node& node);
+
+// The GID index for NCCL_IB_GID_INDEX from the node's usable NICs: the index
+// shared by all their RoCE ports; -1 when there is none (InfiniBand) or they
+// disagree (NCCL takes one value per process: then leave it to the user).
+int node_roce_gid_index(const Node& node);
+
+// A GPU whose nearest RDMA NIC(s) are down and that falls back to the next
+// nearest usable one.
+struct NicFallback {
+    int gpu = -1;
+    std::vector<std::string> lost;      // nearest NICs, all down
+    std::vector<std::string> fallback;  // what it uses instead (may be empty: none left)
+    std::string lost_path;              // distance class to the lost NICs ("PIX")
+    std::string fallback_path;          // to the fallback NICs ("SYS"), "" if none
+};
+std::vector<NicFallback> nic_fallbacks(const Node& node);
+// "GPU 3: nearest NIC mlx5_2 (PIX) is down; using mlx5_0 (NODE)"
+std::string describe(const NicFallback& f);
+
 
 }  // namespace gputopo

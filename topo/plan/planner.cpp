@@ -69,10 +69,10 @@
 
 #include "topo/plan/cpu_allocation.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/strings.hpp"
 #include "topo/plan/gpu_grouping.hpp"
 #include "topo/plan/islands.hpp"
 #include "topo/plan/nic_selection.hpp"
-#include "topo/plan/task_env.hpp"
 
 namespace gputopo {
 

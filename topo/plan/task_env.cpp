@@ -4,27 +4,10 @@
 
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
-#include "topo/sources/nic_state.hpp"
+#include "topo/core/strings.hpp"
+#include "topo/plan/nic_selection.hpp"
 
 namespace gputopo {
-
-std::string join_ints(const std::vector<int>& v, const char* sep) {
-    std::string out;
-    for (size_t i = 0; i < v.size(); ++i) {
-        if (i) out += sep;
-        out += std::to_string(v[i]);
-    }
-    return out;
-}
-
-std::string join_strings(const std::vector<std::string>& v, const char* sep) {
-    std::string out;
-    for (size_t i = 0; i < v.size(); ++i) {
-        if (i) out += sep;
-        out += v[i];
-    }
-    return out;
-}
 
 namespace {
 
@@ -124,7 +107,7 @@ std::vector<EnvVar> task_env(const Node& node, const Plan& plan, int task, const
     }
     if (!plan.node_nics.empty()) theirs(env::kNcclIbHca, "=" + join_strings(plan.node_nics));
     if (!plan.node_nics.empty()) {
-        // RoCE: the RoCE v2 GID index shared by the node's NICs (topo/sources/nic_state.hpp), -1 on InfiniBand.
+        // RoCE: the RoCE v2 GID index shared by the node's NICs (node_roce_gid_index, topo/plan/nic_selection.hpp), -1 on InfiniBand.
         int gid = node_roce_gid_index(node);
         if (gid >= 0) theirs(env::kNcclIbGidIndex, std::to_string(gid));
     }

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "topo/core/env_var.hpp"
 #include "topo/core/model.hpp"
 #include "topo/plan/planner.hpp"
 
@@ -43,12 +44,6 @@ struct TaskEnvOptions {
     // Slurm numbers CUDA_VISIBLE_DEVICES by position in step_gpus (sorted),
     // not by GPU index (cgroup ConstrainDevices).
     bool relative_numbering = false;
-};
-
-struct EnvVar {
-    std::string name;
-    std::string value;
-    bool user_wins = false;      // a value already in the environment is kept
 };
 
 // True when the task sees only its own GPUs.
@@ -69,9 +64,5 @@ struct ResolvedEnv {
 // Splits `wanted` by what `current` (a getenv) returns.
 ResolvedEnv keep_user_values(const std::vector<EnvVar>& wanted,
                              const std::function<std::optional<std::string>(const std::string&)>& current);
-
-// Helpers shared with the verbose line and tests.
-std::string join_ints(const std::vector<int>& v, const char* sep = ",");
-std::string join_strings(const std::vector<std::string>& v, const char* sep = ",");
 
 }  // namespace gputopo

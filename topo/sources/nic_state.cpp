@@ -6,10 +6,7 @@
 #include <map>
 #include <system_error>
 
-#include "topo/core/distance.hpp"
 #include "topo/core/files.hpp"
-#include "topo/plan/nic_selection.hpp"
-#include "topo/output/text_table.hpp"
 
 namespace gputopo {
 
@@ -144,63 +141,6 @@ std::vector<NicState> read_nic_state(const std::string& root) {
         // sysfs that cannot be read is "state unknown", never an error.
     }
     return out;
-}
-
-int node_roce_gid_index(const Node& node) {
-    int index = -1;
-    for (const auto& n : node.nics) {
-        if (!n.usable()) continue;
-        for (const auto& p : n.ports) {
-            if (p.link_layer != "Ethernet" || (!p.state.empty() && p.state != "ACTIVE")) continue;
-            if (p.roce_v2_gid_index < 0) continue;
-            if (index >= 0 && index != p.roce_v2_gid_index) return -1;
-            index = p.roce_v2_gid_index;
-        }
-    }
-    return index;
-}
-
-std::vector<NicFallback> nic_fallbacks(const Node& node) {
-    std::vector<NicFallback> out;
-    // Every NIC for GPU traffic usable: no GPU lost its nearest (and no paths to measure).
-    if (std::all_of(node.nics.begin(), node.nics.end(), [](const Nic& n) { return !n.rdma || n.storage || n.usable(); }))
-        return out;
-    for (const auto& g : node.gpus) {
-        // Nearest among the NICs meant for GPU traffic, up or down.
-        std::vector<size_t> nearest;
-        int best = 0;
-        for (size_t i = 0; i < node.nics.size(); ++i) {
-            const Nic& n = node.nics[i];
-            if (!n.rdma || n.storage) continue;
-            int r = gpu_nic_path(node, g.index, i).rank();
-            if (nearest.empty() || r < best) {
-                nearest.assign(1, i);
-                best = r;
-            } else if (r == best) {
-                nearest.push_back(i);
-            }
-        }
-        if (nearest.empty()) continue;
-        bool any_up = false;
-        for (size_t i : nearest) any_up = any_up || node.nics[i].usable();
-        if (any_up) continue;
-        NicFallback f;
-        f.gpu = g.index;
-        for (size_t i : nearest) f.lost.push_back(node.nics[i].name);
-        f.lost_path = gpu_nic_path(node, g.index, nearest.front()).label();
-        std::vector<size_t> instead = nearest_nics(node, g.index);
-        for (size_t i : instead) f.fallback.push_back(node.nics[i].name);
-        if (!instead.empty()) f.fallback_path = gpu_nic_path(node, g.index, instead.front()).label();
-        out.push_back(std::move(f));
-    }
-    return out;
-}
-
-std::string describe(const NicFallback& f) {
-    std::string s = "GPU " + std::to_string(f.gpu) + ": nearest NIC" + (f.lost.size() > 1 ? "s " : " ") +
-                    join(f.lost, ",") + " (" + f.lost_path + ") " + (f.lost.size() > 1 ? "are" : "is") + " down; ";
-    if (f.fallback.empty()) return s + "no usable RDMA NIC left";
-    return s + "falling back to " + join(f.fallback, ",") + " (" + f.fallback_path + ")";
 }
 
 }  // namespace gputopo

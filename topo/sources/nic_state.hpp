@@ -1,8 +1,8 @@
 // NIC port state from sysfs (/sys/class/infiniband/<dev>/ports/<n>/...):
 // state, physical state, link layer, rate, and for RoCE ports the RoCE v2
 // GID index NCCL needs (NCCL_IB_GID_INDEX). A root prefix lets tests read a
-// fake sysfs tree. Also: which GPUs lost their nearest NIC and what they fall
-// back to (pure, on the model).
+// fake sysfs tree. Choosing among the NICs (nearest, fallbacks, the node's GID
+// index) is planning: topo/plan/nic_selection.hpp.
 #pragma once
 
 #include <string>
@@ -47,23 +47,5 @@ struct GidEntry {
     std::string type;
 };
 int choose_roce_v2_gid(const std::vector<GidEntry>& gids);
-
-// The GID index for NCCL_IB_GID_INDEX from the node's usable NICs: the index
-// shared by all their RoCE ports; -1 when there is none (InfiniBand) or they
-// disagree (NCCL takes one value per process: then leave it to the user).
-int node_roce_gid_index(const Node& node);
-
-// A GPU whose nearest RDMA NIC(s) are down and that falls back to the next
-// nearest usable one.
-struct NicFallback {
-    int gpu = -1;
-    std::vector<std::string> lost;      // nearest NICs, all down
-    std::vector<std::string> fallback;  // what it uses instead (may be empty: none left)
-    std::string lost_path;              // distance class to the lost NICs ("PIX")
-    std::string fallback_path;          // to the fallback NICs ("SYS"), "" if none
-};
-std::vector<NicFallback> nic_fallbacks(const Node& node);
-// "GPU 3: nearest NIC mlx5_2 (PIX) is down; using mlx5_0 (NODE)"
-std::string describe(const NicFallback& f);
 
 }  // namespace gputopo

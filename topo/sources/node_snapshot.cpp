@@ -12,7 +12,7 @@
 #include "topo/core/errors.hpp"
 #include "topo/core/strings.hpp"
 
-namespace gputopo::spank {
+namespace gputopo {
 
 namespace {
 
@@ -351,4 +351,4 @@ Node read_node_snapshot(const std::string& text, const std::string& name) {
     return n;
 }
 
-}  // namespace gputopo::spank
+}  // namespace gputopo

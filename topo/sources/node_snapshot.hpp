@@ -8,7 +8,7 @@
 
 #include "topo/core/model.hpp"
 
-namespace gputopo::spank {
+namespace gputopo {
 
 std::string write_node_snapshot(const Node& node);
 
@@ -17,4 +17,4 @@ std::string write_node_snapshot(const Node& node);
 // object, NUMA nodes, packages, link endpoints) point nowhere.
 Node read_node_snapshot(const std::string& text, const std::string& name);
 
-}  // namespace gputopo::spank
+}  // namespace gputopo

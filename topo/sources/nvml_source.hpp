@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "topo/core/cpuset.hpp"
+#include "topo/core/env_names.hpp"
 #include "topo/core/pci_address.hpp"
 
 namespace gputopo {
@@ -79,7 +80,7 @@ struct NvmlSnapshot {
 // libnvidia-ml.so.1, honoured only by the front ends the user runs (the CLI,
 // the launcher; tests point it at the fake library). The plugin, which loads
 // NVML as root, never reads it: its library comes from plugstack.conf nvml=.
-inline constexpr const char* kNvmlLibraryEnv = "GPUTOPO_NVML_LIBRARY";
+inline constexpr const char* kNvmlLibraryEnv = env::kNvmlLibrary;
 
 // How long NVML may take to answer (nvmlInit and every query together)
 // before gputopo goes on without it: plugstack.conf nvml_timeout=, default 10 s.
@@ -88,7 +89,7 @@ inline constexpr double kMaxNvmlTimeoutS = 600;
 
 // $GPUTOPO_NVML_TIMEOUT: seconds, for the CLI and the launcher (as
 // GPUTOPO_NVML_LIBRARY); the plugin's comes from plugstack.conf nvml_timeout=.
-inline constexpr const char* kNvmlTimeoutEnv = "GPUTOPO_NVML_TIMEOUT";
+inline constexpr const char* kNvmlTimeoutEnv = env::kNvmlTimeout;
 // kDefaultNvmlTimeoutS when unset or not a number of seconds in (0, 600].
 double nvml_timeout_from_environment();
 

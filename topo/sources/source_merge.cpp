@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <map>
 
+// nic_fallbacks(): the one place sources reach the planner, for the warnings a
+// merged node carries (which GPUs lost their nearest NIC).
+#include "topo/plan/nic_selection.hpp"
 #include "topo/sources/topology_loader.hpp"
 
 namespace gputopo {

@@ -1,0 +1,100 @@
+// gputopo-launch's front end to the one step binding (step/step_binding.hpp):
+// when the SPANK plugin did not bind the task (GPUTOPO_MODE unset), the
+// launcher builds the same StepSetup the plugin's user_init builds, from the
+// task's environment, and takes the same per-task action. It re-implements
+// no part of the binding. Any failure gives one note and an unbound task.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launcher/options/options.hpp"
+#include "launcher/env/step_gpus.hpp"
+#include "step/step_binding.hpp"
+#include "topo/core/cpuset.hpp"
+#include "topo/core/model.hpp"
+
+namespace gputopo::launch {
+
+// Where this task sits on its node, from Slurm's task variables.
+struct TaskPlace {
+    int local_id = 0;          // SLURM_LOCALID
+    int local_tasks = 1;       // from SLURM_STEP_TASKS_PER_NODE (else SLURM_TASKS_PER_NODE) and SLURM_NODEID
+    std::string node_name;     // SLURMD_NODENAME (slurmstepd sets it per task), else the step's node list, else host
+};
+TaskPlace task_place(const Getenv& task_env, const std::string& host);
+
+// The step's environment as the plugin's user_init sees it, from this task's
+// (narrowed) environment and the step's GPUs on the node: SLURM_STEP_GPUS is
+// the step's set, and CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES follow the
+// numbering Slurm used for this task (GPU indices, or positions in the step's
+// set); every other variable is the task's.
+step::Getenv step_environment(const Getenv& task_env, const std::vector<int>& step_gpus);
+
+// Why the launcher does not bind this task ("" when it does): the plugin
+// already did (GPUTOPO_MODE set), --gpu-topo none, or neither a job step nor
+// another rank source (`ranked`: torchrun, Open MPI, a pod placed the task,
+// launcher/ranks/rank_sources.hpp). A plain run outside Slurm, or a batch script,
+// stays unbound as under the plugin.
+std::string binding_skipped(const step::Options& opt, const Getenv& task_env, bool ranked = false);
+
+// Outside Slurm (no SLURM_JOB_ID) with no GPU list anywhere: `task_env` with
+// SLURM_STEP_GPUS = every GPU of `node`; otherwise `task_env` itself.
+Getenv with_node_gpus(const Getenv& task_env, const Node& node);
+
+// The task's binding, given the node. `narrowed`: Slurm narrowed this task's
+// GPU variables to its own (step_gpus.hpp); then `step_gpus` is the step's set
+// on the node, or nullopt when it could not be learned (the task is then
+// planned alone on its own GPUs). Throws ParseError / PlanError.
+// `constrained`: Slurm constrains devices (step/device_scope.hpp); then a
+// narrowed task's step_gpus are the step's physical GPUs (constrained_step_gpus).
+step::TaskAction binding_for(const Node& node, const step::Options& opt, const Getenv& task_env, bool narrowed,
+                             const std::optional<std::vector<int>>& step_gpus, const CpuSet& host_cpus,
+                             const CpuSet& affinity, bool constrained = false);
+
+// Under ConstrainDevices a task's own variables count its GPUs 0..k-1; the
+// step's physical GPUs on the node come from GPUTOPO_STEP_GPUS (the plugin
+// writes it), else every GPU of the node when SLURM_GPUS_ON_NODE counts them
+// all, else SLURM_JOB_GPUS in a one-node job whose count matches. nullopt (with
+// `why`) when none says.
+std::optional<std::vector<int>> constrained_step_gpus(const Getenv& task_env, const Node& node, std::string& why);
+
+// The step's environment for a task in its own device cgroup: SLURM_STEP_GPUS
+// the step's physical GPUs, CUDA/ROCR_VISIBLE_DEVICES numbered 0..n-1 over them.
+step::Getenv constrained_step_environment(const Getenv& task_env, const std::vector<int>& step_gpus);
+
+// The node from `path` ("" = this machine). In gputopo-launch the readers are
+// gputopo-readers.so, loaded only here (readers/readers.hpp). Throws TopologyError.
+Node load_node(const std::string& path);
+
+// The node's topology for this launcher, read at most once (the binding and
+// --nccl-topo-file share it): --topology expanded once (%n node, %h host),
+// "" = live discovery (discover_live; readers from gputopo-readers.so).
+class NodeOnce {
+public:
+    NodeOnce(const std::string& pattern, const std::string& node_name, const std::string& host);
+    const Node& get();                    // throws TopologyError / ParseError (the same one each call)
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+    std::string error_;
+    bool tried_ = false;
+    std::optional<Node> node_;
+};
+
+struct LaunchBinding {
+    bool bound = false;
+    step::TaskAction action;              // when bound
+    bool failed = false;                  // asked for but not made (a warning; `strict` fails the task)
+    std::string note;                     // why unbound, or what the binding could not learn
+    std::optional<StepGpusExchange> exchange;  // the step-GPU directory used (forget at exit)
+};
+
+// Everything for one task, never throws: skipped, or the node read (once), the
+// step's GPUs learned when narrowed, and the action. `ranked`: see
+// binding_skipped (then the node's GPUs stand in for a missing GPU list).
+LaunchBinding compute_binding(const Options& o, const Getenv& task_env, NodeOnce& node, bool ranked = false);
+
+}  // namespace gputopo::launch
