@@ -47,6 +47,8 @@
 # Slurm's gres/gpu then takes those GPUs (with their unique ids: CUDA_VISIBLE_DEVICES holds
 # UUIDs, as with AutoDetect=nvml) instead of detecting (Slurm 22.05 gres_gpu.c
 # _get_system_gpu_list_fake; not shipped in configless mode).
+# GPUTOPO_CLUSTER_SLURMD_TIMEOUT (seconds, before cluster_start; default 300): slurm.conf's
+# SlurmdTimeout, for a test that kills a slurmd and waits for slurmctld to see the node gone.
 # Logs: $CLUSTER_DIR/log/{slurmctld,slurmd-nN,munged}.log (printed by cluster_dump_logs).
 # Two runs in parallel do not clash: own dir, own munged socket and key, own ports.
 #
@@ -435,7 +437,7 @@ KillWait=5
 MinJobAge=300
 MailProg=/bin/true
 MessageTimeout=20
-SlurmdTimeout=300
+SlurmdTimeout=${GPUTOPO_CLUSTER_SLURMD_TIMEOUT:-300}
 PropagateResourceLimitsExcept=ALL
 NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 1)) CPUs=$ncpu Sockets=1 CoresPerSocket=$ncpu ThreadsPerCore=1 RealMemory=250000 Gres=gpu:2
 NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 2)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:8

@@ -68,6 +68,11 @@ inline constexpr const char* kLaunchOptionPrefix = "GPUTOPO_LAUNCH_";           
 inline constexpr const char* kLaunchTopologyModule = "GPUTOPO_LAUNCH_TOPOLOGY_MODULE";
 inline constexpr const char* kNoRequeueExit = "GPUTOPO_NO_REQUEUE_EXIT";        // set for the program
 inline constexpr const char* kCheckpointTrigger = "GPUTOPO_CHECKPOINT_TRIGGER"; // set for checkpoint hooks
+// `gputopo run` (launcher/job/), set for the program of every step it launches.
+inline constexpr const char* kRunRestartCount = "GPUTOPO_RESTART_COUNT";         // restarts so far: in the job + requeues
+inline constexpr const char* kRunLastCheckpoint = "GPUTOPO_LAST_CHECKPOINT";     // what the program last wrote to the report file
+inline constexpr const char* kRunCheckpointReport = "GPUTOPO_CHECKPOINT_REPORT"; // the file the program writes its checkpoint to
+inline constexpr const char* kRunHeartbeat = "GPUTOPO_HEARTBEAT";                // heartbeat file pattern, %r = the rank
 
 // Read from Slurm (job, step and task environment).
 inline constexpr const char* kSlurmdNodename = "SLURMD_NODENAME";
