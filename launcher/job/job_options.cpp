@@ -110,7 +110,7 @@ std::string job_usage() {
            "  --max-restarts M      in-job restarts before the job ends (default 3)\n"
            "  --min-nodes K         with no spare left, run on fewer nodes down to K (default: never)\n"
            "  --hang-timeout S      a rank whose heartbeat is older than S is hung (default: off)\n"
-           "  --heartbeat FILE      heartbeat file per rank, %r = rank (default STATE/heartbeat.%r)\n"
+           "  --heartbeat FILE      heartbeat file per rank, %r = rank, %a = attempt (default STATE/heartbeat.%a.%r)\n"
            "  --state-dir DIR       directory all nodes see (default ./gputopo-run.JOBID)\n"
            "  --log DIR             JSON event log directory (default the state directory)\n"
            "  --islands FILE        gputopo.conf island file (default: Slurm's topology file)\n"

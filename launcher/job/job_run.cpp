@@ -73,7 +73,7 @@ JobContext read_context(const JobOptions& o) {
     c.tasks_per_node = o.tasks_per_node > 0 ? o.tasks_per_node : std::max(1, std::atoi(env("SLURM_NTASKS_PER_NODE").c_str()));
     c.requeues = std::max(0, std::atoi(env("SLURM_RESTART_COUNT").c_str()));
     c.state_dir = o.state_dir.empty() ? "gputopo-run." + c.job_id : o.state_dir;
-    c.heartbeat = o.heartbeat.empty() ? c.state_dir + "/heartbeat.%r" : o.heartbeat;
+    c.heartbeat = o.heartbeat.empty() ? c.state_dir + "/heartbeat.%a.%r" : o.heartbeat;
     c.checkpoint_report = c.state_dir + "/checkpoint";
     try {
         StepIslandMap m = load_step_islands(o.islands, slurm_config_dir([](const std::string& n) -> std::optional<std::string> {
@@ -125,7 +125,8 @@ void cancel_steps(const std::string& job_id) {
 
 class StepWatch {
 public:
-    StepWatch(const JobOptions& o, const JobContext& c, int ranks) : o_(o), c_(c), ranks_(ranks), beats_(size_t(ranks), -1) {}
+    StepWatch(const JobOptions& o, const JobContext& c, std::string heartbeat, int ranks)
+        : o_(o), c_(c), heartbeat_(std::move(heartbeat)), ranks_(ranks), beats_(size_t(ranks), -1) {}
 
     StepRun watch(const Child& child) {
         StepRun run;
@@ -207,7 +208,7 @@ private:
     void check_beats(double started_unix, StepRun& run) {
         bool all = true;
         for (int r = 0; r < ranks_; ++r) {
-            beats_[size_t(r)] = mtime_of(heartbeat_path(c_.heartbeat, r));
+            beats_[size_t(r)] = mtime_of(heartbeat_path(heartbeat_, r));
             all = all && beats_[size_t(r)] >= started_unix;
         }
         if (all && run.all_beating_unix < 0) run.all_beating_unix = unix_now();
@@ -217,6 +218,7 @@ private:
     static constexpr size_t kTail = 64 * 1024;
     const JobOptions& o_;
     const JobContext& c_;
+    std::string heartbeat_;
     int ranks_;
     std::vector<double> beats_;
     std::string tail_;
@@ -317,11 +319,12 @@ int supervise(const JobOptions& o, JobContext& c) {
     std::string to_record;
     for (int restarts = 0;; ++restarts) {
         const int ranks = int(pool.slots.size()) * c.tasks_per_node;
+        const std::string heartbeat = attempt_pattern(c.heartbeat, restarts);
         SpawnOptions so;
         so.extra_env = {{env::kRunRestartCount, std::to_string(restarts + c.requeues)},
                         {env::kRunLastCheckpoint, last_checkpoint(c.checkpoint_report)},
                         {env::kRunCheckpointReport, c.checkpoint_report},
-                        {env::kRunHeartbeat, c.heartbeat}};
+                        {env::kRunHeartbeat, heartbeat}};
         Child child = spawn_child(srun_argv(o, pool, c.tasks_per_node), so);
         if (child.pid < 0) {
             say("cannot start srun: " + child.error);
@@ -332,7 +335,7 @@ int supervise(const JobOptions& o, JobContext& c) {
         // (two bounded RPCs that must not delay the restart).
         if (!to_record.empty()) record_excluded(c.job_id, to_record, log);
         to_record.clear();
-        StepWatch watch(o, c, ranks);
+        StepWatch watch(o, c, heartbeat, ranks);
         StepRun run = watch.watch(child);
         if (fault_unix > 0 && run.all_beating_unix > 0) {
             double restart_s = run.all_beating_unix - fault_unix;

@@ -60,19 +60,29 @@ SrunBlame blame_srun_output(const std::string& text) {
     return {};
 }
 
-std::string heartbeat_path(const std::string& pattern, int rank) {
-    const std::string r = std::to_string(rank);
-    if (pattern.find("%r") == std::string::npos) return pattern + "." + r;
+namespace {
+std::string replace_all(const std::string& text, const std::string& what, const std::string& with) {
     std::string out;
-    for (size_t i = 0; i < pattern.size(); ++i) {
-        if (pattern.compare(i, 2, "%r") == 0) {
-            out += r;
-            ++i;
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text.compare(i, what.size(), what) == 0) {
+            out += with;
+            i += what.size() - 1;
         } else {
-            out += pattern[i];
+            out += text[i];
         }
     }
     return out;
+}
+}  // namespace
+
+std::string heartbeat_path(const std::string& pattern, int rank) {
+    const std::string r = std::to_string(rank);
+    if (pattern.find("%r") == std::string::npos) return pattern + "." + r;
+    return replace_all(pattern, "%r", r);
+}
+
+std::string attempt_pattern(const std::string& pattern, int attempt) {
+    return replace_all(pattern, "%a", std::to_string(attempt));
 }
 
 std::optional<StaleRank> stalest_rank(const std::vector<double>& last_beat, double since, double now, double timeout_s) {

@@ -29,6 +29,9 @@ SrunBlame blame_srun_output(const std::string& text);
 // A heartbeat path of rank `rank`: every "%r" in the pattern replaced by the
 // rank (a pattern without %r gets ".RANK" appended).
 std::string heartbeat_path(const std::string& pattern, int rank);
+// The pattern of one attempt: every "%a" replaced by the in-job attempt number
+// (so a rank left running on a lost node cannot beat for its replacement).
+std::string attempt_pattern(const std::string& pattern, int attempt);
 
 // The rank whose last beat (unix seconds; a rank that has not beaten yet
 // counts from `since`) is the oldest, when it is older than timeout_s at `now`.

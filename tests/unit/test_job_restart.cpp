@@ -140,6 +140,7 @@ TEST_CASE("gputopo run: srun's first task or node line is blamed", "[job]") {
 TEST_CASE("gputopo run: heartbeats", "[job]") {
     CHECK(heartbeat_path("/s/hb.%r", 12) == "/s/hb.12");
     CHECK(heartbeat_path("/s/hb", 3) == "/s/hb.3");
+    CHECK(heartbeat_path(attempt_pattern("/s/hb.%a.%r", 2), 7) == "/s/hb.2.7");
     // At 120 with a 15 s timeout: rank 0 beat at 118, rank 1 is silent for 20 s, rank 2 never beat (30 s since the start).
     auto s = stalest_rank({118, 100, -1}, 90, 120, 15);
     REQUIRE(s);
