@@ -21,14 +21,6 @@ w=$CLUSTER_DIR/tmp/bench-restart
 mkdir -p "$w/in" "$w/rq"
 now() { date +%s.%N; }
 latest() { sort -n "$1" 2>/dev/null | tail -n 1 | cut -d' ' -f1; }
-wait_lines() {
-    local i
-    for i in $(seq 1 $(($3 * 5))); do
-        [ "$(cat "$1" 2>/dev/null | wc -l)" -ge "$2" ] && return 0
-        sleep 0.2
-    done
-    return 1
-}
 sub() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) - float(sys.argv[2])))" "$1" "$2"; }
 
 printf '#!/bin/bash\nexec %s run --spares %d --max-restarts 10 --state-dir %s/state -- %s %s\n' "$G" "$reps" "$w/in" "$P" "$w/in" > "$w/in/job.sh"

@@ -17,6 +17,7 @@
 #   plugstack_default     back to `topology=$CLUSTER_DIR/topo/%n.xml`.
 #   node_topology NODE    the topology file node NODE uses (for `gputopo plan --topology`).
 #   wait_job_state JOBID STATE [SECONDS]   poll squeue/scontrol until the job reaches STATE.
+#   wait_restart_count JOBID SECONDS   until the job was requeued (RestartCnt >= 1).
 #   job_field JOBID FIELD  the job's FIELD from `scontrol show job -o` (the job's own, not
 #                         one its name poses as, nor Slurm 26.05's SubmitLine copy of it).
 #   tap_ok NAME / tap_not_ok NAME [WHY] / tap_check NAME CMD...   print "ok - NAME" / "not ok - NAME".
@@ -215,6 +216,16 @@ wait_lines() {  # FILE N SECONDS: until FILE has N lines (1 after SECONDS)
     for i in $(seq 1 $(($3 * 10))); do
         [ -f "$1" ] && [ "$(wc -l < "$1")" -ge "$2" ] && return 0
         sleep 0.1
+    done
+    return 1
+}
+
+wait_restart_count() {  # JOBID SECONDS: until the job's RestartCnt is 1 or more (1 after SECONDS)
+    local i n
+    for i in $(seq 1 $(($2 * 5))); do
+        n=$(squeue -h -j "$1" -O 'RestartCnt:|' 2>/dev/null | tr -d '|')
+        [ -n "$n" ] && [ "$n" -ge 1 ] && return 0
+        sleep 0.2
     done
     return 1
 }

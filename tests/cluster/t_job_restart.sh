@@ -30,15 +30,6 @@ le() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= float(sys.arg
 # latest FILE: the latest timestamp (first field) in FILE; earliest likewise.
 latest() { sort -n "$1" 2>/dev/null | tail -n 1 | cut -d' ' -f1; }
 earliest() { sort -n "$1" 2>/dev/null | head -n 1 | cut -d' ' -f1; }
-# wait_lines FILE N SECONDS: until FILE has N lines.
-wait_lines() {
-    local i
-    for i in $(seq 1 $((${3} * 5))); do
-        [ "$(cat "$1" 2>/dev/null | wc -l)" -ge "$2" ] && return 0
-        sleep 0.2
-    done
-    return 1
-}
 field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$1"; }  # field FILE KEY: every line's KEY
 on_node() { grep " node=$2 " "$1" | sed -n 's/.* rank=\([0-9]*\) .*/\1/p'; }  # ranks of FILE on NODE
 events() { cat "$1"/state/gputopo-launch.*.job.jsonl 2>/dev/null; }
@@ -123,12 +114,8 @@ else
     tap_not_ok "$name" "the third step is not running"
 fi
 name="job restart: no spare left -> requeue with the node excluded, every decision an event"
-restarts=""
-for i in $(seq 1 100); do
-    restarts=$(squeue -h -j "$ja" -O 'RestartCnt:|' 2>/dev/null | tr -d '|')
-    [ -n "$restarts" ] && [ "$restarts" -ge 1 ] && break
-    sleep 0.2
-done
+wait_restart_count "$ja" 20
+restarts=$(squeue -h -j "$ja" -O 'RestartCnt:|' 2>/dev/null | tr -d '|')
 for i in $(seq 1 100); do [ "$(squeue -h -j "$ja" -o %T 2>/dev/null)" = PENDING ] && break; sleep 0.2; done
 exc=$(job_field "$ja" ExcNodeList)
 decisions=$(events "$w/a" | grep -c '"event": "restart_decision"')
