@@ -268,6 +268,13 @@ Verdict judge(const StepRun& run, const NodePool& pool, int tasks_per_node) {
     return v;
 }
 
+// srun's last "srun: error:" line, for a step that failed before any rank ran.
+std::string last_srun_error(const std::string& tail) {
+    size_t p = tail.rfind("srun: error:");
+    if (p == std::string::npos) return "(no srun error line)";
+    return tail.substr(p, std::min(tail.find('\n', p), p + 300) - p);
+}
+
 void record_excluded(const std::string& job_id, const std::string& node, EventLog& log) {
     JobInfo info = query_job(job_id);
     if (!info.known) return;
@@ -277,8 +284,8 @@ void record_excluded(const std::string& job_id, const std::string& node, EventLo
 }
 
 std::vector<std::string> srun_argv(const JobOptions& o, const NodePool& pool, int tasks_per_node) {
+    // No --nodes: Slurm 24.11 refuses it with --distribution=arbitrary (the list names the nodes).
     std::vector<std::string> a = {"srun", "--kill-on-bad-exit=1", "--distribution=arbitrary",
-                                  "--nodes=" + std::to_string(pool.slots.size()),
                                   "--ntasks=" + std::to_string(pool.slots.size() * size_t(tasks_per_node)),
                                   "--nodelist=" + task_nodelist(pool.slots, tasks_per_node)};
     a.insert(a.end(), o.srun_args.begin(), o.srun_args.end());
@@ -355,6 +362,12 @@ int supervise(const JobOptions& o, JobContext& c) {
         if (v.cls.cls == FailureClass::Success) return 0;
         if (run.end.got_term) return v.status ? v.status : 143;
         RestartDecision d = decide_restart(pool, v.cls, v.node, restarts, policy, c.islands);
+        if (v.node.empty() && !run.hang && d.action == RestartAction::Relaunch) {
+            // No task and no node line: srun itself failed (an option, the resources); the
+            // same srun again would fail the same way, restarts spent in a second.
+            d.action = RestartAction::Stop;
+            d.reason = "srun ended with " + std::to_string(v.status) + " before any rank reported: " + last_srun_error(run.end.stderr_tail);
+        }
         say(std::string(restart_action_name(d.action)) + ": " + d.reason);
         Event de("restart_decision");
         de.add("action", restart_action_name(d.action)).add("reason", d.reason).add("failed_node", d.failed_node)
