@@ -25,5 +25,6 @@ int cmd_ranks(const std::vector<std::string>& args, std::ostream& out);
 int cmd_nccl_topo(const std::vector<std::string>& args, std::ostream& out);
 int cmd_doctor(const std::vector<std::string>& args, std::ostream& out);
 int cmd_labels(const std::vector<std::string>& args, std::ostream& out);
+int cmd_run(const std::vector<std::string>& args, std::ostream& out);
 
 }  // namespace gputopo::cli

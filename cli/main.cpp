@@ -25,6 +25,7 @@ const Command kCommands[] = {
     {"nccl-topo", "write the node's topology as an NCCL topology file (NCCL_TOPO_FILE)", gputopo::cli::cmd_nccl_topo},
     {"labels", "Kubernetes node labels of the islands (Topograph's keys) for Kueue/KAI topology-aware scheduling", gputopo::cli::cmd_labels},
     {"doctor", "preflight of this node: GPUs, NVLinks, NIC ports, NUMA affinity, GPU health", gputopo::cli::cmd_doctor},
+    {"run", "in a batch script: the step with hot spares, in-job restart on failure, hang detection", gputopo::cli::cmd_run},
 };
 
 std::vector<std::string> command_names() {

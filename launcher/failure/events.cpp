@@ -88,7 +88,8 @@ bool EventLog::open(const std::string& dir, const EventContext& ctx, std::string
         return false;
     }
     std::string job = ctx.job_id.empty() ? "nojob" : ctx.job_id;
-    path_ = dir + "/gputopo-launch." + job + "." + std::to_string(ctx.rank) + ".jsonl";
+    // rank -1: the job-level supervisor of `gputopo run` (launcher/job/).
+    path_ = dir + "/gputopo-launch." + job + "." + (ctx.rank < 0 ? std::string("job") : std::to_string(ctx.rank)) + ".jsonl";
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd_ < 0) {
         error = "--log " + dir + ": cannot open " + path_ + " (" + std::strerror(errno) + ")";

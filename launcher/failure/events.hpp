@@ -1,5 +1,5 @@
 // The launcher's event log: one JSON object per line, one file per rank
-// (DIR/gputopo-launch.<job>.<rank>.jsonl; each attempt of a requeued job
+// (DIR/gputopo-launch.<job>.<rank>.jsonl, <rank> "job" for `gputopo run`'s supervisor; each attempt of a requeued job
 // appends, so the file tells why a job came back). Every line carries the
 // time, job, step, restart count, rank and node.
 #pragma once

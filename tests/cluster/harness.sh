@@ -17,6 +17,7 @@
 #   plugstack_default     back to `topology=$CLUSTER_DIR/topo/%n.xml`.
 #   node_topology NODE    the topology file node NODE uses (for `gputopo plan --topology`).
 #   wait_job_state JOBID STATE [SECONDS]   poll squeue/scontrol until the job reaches STATE.
+#   wait_restart_count JOBID SECONDS   until the job was requeued (RestartCnt >= 1).
 #   job_field JOBID FIELD  the job's FIELD from `scontrol show job -o` (the job's own, not
 #                         one its name poses as, nor Slurm 26.05's SubmitLine copy of it).
 #   tap_ok NAME / tap_not_ok NAME [WHY] / tap_check NAME CMD...   print "ok - NAME" / "not ok - NAME".
@@ -47,6 +48,8 @@
 # Slurm's gres/gpu then takes those GPUs (with their unique ids: CUDA_VISIBLE_DEVICES holds
 # UUIDs, as with AutoDetect=nvml) instead of detecting (Slurm 22.05 gres_gpu.c
 # _get_system_gpu_list_fake; not shipped in configless mode).
+# GPUTOPO_CLUSTER_SLURMD_TIMEOUT (seconds, before cluster_start; default 300): slurm.conf's
+# SlurmdTimeout, for a test that kills a slurmd and waits for slurmctld to see the node gone.
 # Logs: $CLUSTER_DIR/log/{slurmctld,slurmd-nN,munged}.log (printed by cluster_dump_logs).
 # Two runs in parallel do not clash: own dir, own munged socket and key, own ports.
 #
@@ -213,6 +216,16 @@ wait_lines() {  # FILE N SECONDS: until FILE has N lines (1 after SECONDS)
     for i in $(seq 1 $(($3 * 10))); do
         [ -f "$1" ] && [ "$(wc -l < "$1")" -ge "$2" ] && return 0
         sleep 0.1
+    done
+    return 1
+}
+
+wait_restart_count() {  # JOBID SECONDS: until the job's RestartCnt is 1 or more (1 after SECONDS)
+    local i n
+    for i in $(seq 1 $(($2 * 5))); do
+        n=$(squeue -h -j "$1" -O 'RestartCnt:|' 2>/dev/null | tr -d '|')
+        [ -n "$n" ] && [ "$n" -ge 1 ] && return 0
+        sleep 0.2
     done
     return 1
 }
@@ -435,7 +448,7 @@ KillWait=5
 MinJobAge=300
 MailProg=/bin/true
 MessageTimeout=20
-SlurmdTimeout=300
+SlurmdTimeout=${GPUTOPO_CLUSTER_SLURMD_TIMEOUT:-300}
 PropagateResourceLimitsExcept=ALL
 NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 1)) CPUs=$ncpu Sockets=1 CoresPerSocket=$ncpu ThreadsPerCore=1 RealMemory=250000 Gres=gpu:2
 NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 2)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:8

@@ -26,12 +26,8 @@ pp=$(head -n 1 "$w/prog.pid" 2>/dev/null)
 pid=$(cat "$CLUSTER_DIR/run/slurmd-n4.pid" 2>/dev/null)
 [ -n "$pid" ] && kill -KILL "$pid"
 scontrol update NodeName=n4 State=DOWN Reason=gputopo-test-node-failure
-restarts=""
-for i in $(seq 1 150); do
-    restarts=$(squeue -h -j "$j" -O 'RestartCnt:|' 2>/dev/null | tr -d '|')
-    [ -n "$restarts" ] && [ "$restarts" -ge 1 ] && break
-    sleep 0.2
-done
+wait_restart_count "$j" 30
+restarts=$(squeue -h -j "$j" -O 'RestartCnt:|' 2>/dev/null | tr -d '|')
 # Requeued: COMPLETING (the old attempt being cleaned up), then PENDING.
 for i in $(seq 1 100); do
     st=$(squeue -h -j "$j" -o %T 2>/dev/null)

@@ -73,6 +73,11 @@ inline constexpr const char* kNnodes = "GPUTOPO_NNODES";
 inline constexpr const char* kNvmlTimeout = "GPUTOPO_NVML_TIMEOUT";
 inline constexpr const char* kPodsPerJob = "GPUTOPO_PODS_PER_JOB";
 inline constexpr const char* kOriginalSlurmProcid = "GPUTOPO_SLURM_PROCID";  // Slurm's own, when --island-procid replaced it
+// `gputopo run` (launcher/job/), set for the program of every step it launches.
+inline constexpr const char* kRunRestartCount = "GPUTOPO_RESTART_COUNT";         // restarts so far: in the job + requeues
+inline constexpr const char* kRunLastCheckpoint = "GPUTOPO_LAST_CHECKPOINT";     // what the program last wrote to the report file
+inline constexpr const char* kRunCheckpointReport = "GPUTOPO_CHECKPOINT_REPORT"; // the file the program writes its checkpoint to
+inline constexpr const char* kRunHeartbeat = "GPUTOPO_HEARTBEAT";                // heartbeat file pattern, %r = the rank
 
 // Read from Slurm (job, step and task environment).
 inline constexpr const char* kSlurmdNodename = "SLURMD_NODENAME";

@@ -1,0 +1,125 @@
+#include "launcher/job/job_options.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+namespace gputopo::launch::job {
+
+namespace {
+
+long parse_count(const std::string& opt, const std::string& v, long lo, long hi) {
+    errno = 0;
+    char* end = nullptr;
+    long n = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end || errno || n < lo || n > hi)
+        throw JobUsageError(opt + " '" + v + "': expected a whole number from " + std::to_string(lo) + " to " +
+                            std::to_string(hi));
+    return n;
+}
+
+// Seconds: "90", "1.5", "10m", "2h", "3d".
+double parse_seconds(const std::string& opt, const std::string& v, double lo, double hi) {
+    errno = 0;
+    char* end = nullptr;
+    double d = std::strtod(v.c_str(), &end);
+    std::string unit = end ? end : "";
+    static const std::map<std::string, double> mult = {{"", 1}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}};
+    auto u = mult.find(unit);
+    if (v.empty() || end == v.c_str() || errno || u == mult.end() || !std::isfinite(d) || d * u->second < lo ||
+        d * u->second > hi)
+        throw JobUsageError(opt + " '" + v + "': expected seconds (or with s, m, h, d) from " + std::to_string(lo) +
+                            " to " + std::to_string(hi) + " s");
+    return d * u->second;
+}
+
+using Setter = std::function<void(JobOptions&, const std::string& opt, const std::string& value)>;
+
+const std::map<std::string, Setter>& setters() {
+    static const std::map<std::string, Setter> s = {
+        {"--spares", [](JobOptions& o, const std::string& k, const std::string& v) { o.spares = int(parse_count(k, v, 0, 1000000)); }},
+        {"--max-restarts", [](JobOptions& o, const std::string& k, const std::string& v) { o.max_restarts = int(parse_count(k, v, 0, 100000)); }},
+        {"--min-nodes", [](JobOptions& o, const std::string& k, const std::string& v) { o.min_nodes = int(parse_count(k, v, 1, 1000000)); }},
+        {"--hang-timeout", [](JobOptions& o, const std::string& k, const std::string& v) { o.hang_timeout_s = parse_seconds(k, v, 1, 7 * 86400); }},
+        {"--heartbeat", [](JobOptions& o, const std::string&, const std::string& v) { o.heartbeat = v; }},
+        {"--state-dir", [](JobOptions& o, const std::string&, const std::string& v) { o.state_dir = v; }},
+        {"--log", [](JobOptions& o, const std::string&, const std::string& v) { o.log_dir = v; }},
+        {"--islands", [](JobOptions& o, const std::string&, const std::string& v) { o.islands = v; }},
+        {"--ntasks-per-node", [](JobOptions& o, const std::string& k, const std::string& v) { o.tasks_per_node = int(parse_count(k, v, 1, 4096)); }},
+        {"--kill-timeout", [](JobOptions& o, const std::string& k, const std::string& v) { o.kill_timeout_s = parse_seconds(k, v, 1, 3600); }},
+        {"--checkpoint-cost", [](JobOptions& o, const std::string& k, const std::string& v) { o.checkpoint_cost_s = parse_seconds(k, v, 0.001, 86400); }},
+        {"--mtbf-per-node", [](JobOptions& o, const std::string& k, const std::string& v) { o.mtbf_per_node_s = parse_seconds(k, v, 60, 1e12); }},
+        {"--srun-arg", [](JobOptions& o, const std::string&, const std::string& v) { o.srun_args.push_back(v); }},
+    };
+    return s;
+}
+
+}  // namespace
+
+JobOptions parse_job_options(const std::vector<std::string>& args) {
+    JobOptions o;
+    for (size_t i = 0; i < args.size(); ++i) {
+        std::string a = args[i];
+        if (a == "--") {
+            o.command.assign(args.begin() + long(i) + 1, args.end());
+            break;
+        }
+        if (a == "--help" || a == "-h") {
+            o.help = true;
+            return o;
+        }
+        std::string value;
+        bool inline_value = false;
+        if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+            value = a.substr(eq + 1);
+            a = a.substr(0, eq);
+            inline_value = true;
+        }
+        auto s = setters().find(a);
+        if (s == setters().end()) {
+            if (a.rfind("-", 0) != 0) {  // the program, without "--"
+                o.command.assign(args.begin() + long(i), args.end());
+                break;
+            }
+            throw JobUsageError("unknown option '" + a + "' (see gputopo run --help)");
+        }
+        if (!inline_value) {
+            if (i + 1 >= args.size()) throw JobUsageError(a + ": expected a value");
+            value = args[++i];
+        }
+        s->second(o, a, value);
+    }
+    if (o.command.empty()) throw JobUsageError("no program given: gputopo run [options] -- PROGRAM [ARGS]");
+    return o;
+}
+
+std::vector<std::string> job_option_names() {
+    std::vector<std::string> names;
+    for (const auto& [k, v] : setters()) names.push_back(k);
+    return names;
+}
+
+std::string job_usage() {
+    return "usage: gputopo run [options] -- PROGRAM [ARGS]   (in a batch script, in place of srun)\n"
+           "Runs the step with srun on the allocation's nodes less the spares, restarts it in the\n"
+           "allocation on a failure (the failed node's ranks go to a spare of its island), requeues\n"
+           "when no spare is left. Options:\n"
+           "  --spares N            nodes kept idle as replacements (default 0)\n"
+           "  --max-restarts M      in-job restarts before the job ends (default 3)\n"
+           "  --min-nodes K         with no spare left, run on fewer nodes down to K (default: never)\n"
+           "  --hang-timeout S      a rank whose heartbeat is older than S is hung (default: off)\n"
+           "  --heartbeat FILE      heartbeat file per rank, %r = rank, %a = attempt (default STATE/heartbeat.%a.%r)\n"
+           "  --state-dir DIR       directory all nodes see (default ./gputopo-run.JOBID)\n"
+           "  --log DIR             JSON event log directory (default the state directory)\n"
+           "  --islands FILE        gputopo.conf island file (default: Slurm's topology file)\n"
+           "  --ntasks-per-node T   tasks per node (default SLURM_NTASKS_PER_NODE, else 1)\n"
+           "  --kill-timeout S      bound on srun ending once the step must end (default 30)\n"
+           "  --checkpoint-cost S   checkpoint cost in the waste model (default 10)\n"
+           "  --mtbf-per-node D     MTBF per node in the waste model (default 6000h)\n"
+           "  --srun-arg ARG        pass ARG to srun (repeatable)\n"
+           "Exit status: the step's (0 success, 78 a user error, ...). See gputopo(1).\n";
+}
+
+}  // namespace gputopo::launch::job

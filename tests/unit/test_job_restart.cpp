@@ -1,0 +1,169 @@
+// gputopo run's pure parts (launcher/job/): the node pool, island-aware
+// replacement, the restart decisions, srun's blame lines, heartbeats, the
+// waste model with the restart time, the options.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <set>
+
+#include "launcher/job/job_options.hpp"
+#include "launcher/job/node_pool.hpp"
+#include "launcher/job/step_end.hpp"
+#include "topo/fabric/island_sources.hpp"
+
+using namespace gputopo;
+using namespace gputopo::launch;
+using namespace gputopo::launch::job;
+
+namespace {
+
+// A real NVL72 block topology: 4 racks of 18 nodes, nodes interleaved (hpc-1 in block 1, hpc-2 in block 2 ...).
+IslandMap nvl72_blocks() {
+    IslandMap m;
+    read_slurm_topology(std::string(GPUTOPO_SOURCE_DIR) +
+                            "/tests/fixtures/topologies/slurm/azure-cyclecloud_gb200-nvl72_4blocks-x18_block-topology.conf",
+                        m);
+    return m;
+}
+
+std::vector<std::string> hosts(int from, int to) {
+    std::vector<std::string> v;
+    for (int i = from; i <= to; ++i) v.push_back("hpcbench-hpc-" + std::to_string(i));
+    return v;
+}
+
+Classification of(FailureClass c) {
+    Classification x;
+    x.cls = c;
+    x.evidence = "test";
+    return x;
+}
+
+}  // namespace
+
+TEST_CASE("gputopo run: spares one per island, the rest keep Slurm's order", "[job]") {
+    IslandMap m = nvl72_blocks();
+    const auto nodes = hosts(1, 12);  // 3 nodes in each of the 4 racks
+    NodePool p = split_allocation(nodes, 4, m);
+    REQUIRE(p.spares.size() == 4);
+    REQUIRE(p.slots.size() == 8);
+    std::set<size_t> spare_islands;
+    for (const auto& s : p.spares) spare_islands.insert(m.find(s));
+    CHECK(spare_islands.size() == 4);  // every rack holds one
+    // Slots keep the allocation's order.
+    std::vector<std::string> expect;
+    for (const auto& n : nodes)
+        if (std::find(p.spares.begin(), p.spares.end(), n) == p.spares.end()) expect.push_back(n);
+    CHECK(p.slots == expect);
+    CHECK_THROWS_WITH(split_allocation(nodes, 12, m), Catch::Contains("--spares 12"));
+}
+
+TEST_CASE("gputopo run: the replacement comes from the failed node's island", "[job]") {
+    IslandMap m = nvl72_blocks();
+    NodePool p = split_allocation(hosts(1, 12), 4, m);
+    for (const auto& failed : p.slots) {
+        int r = pick_replacement(p, failed, m);
+        REQUIRE(r >= 0);
+        CHECK(m.find(p.spares[size_t(r)]) == m.find(failed));
+    }
+    // With the failed node's rack out of spares, the nearest rack by island order.
+    const std::string failed = p.slots[0];
+    const size_t fi = m.find(failed);
+    NodePool q = p;
+    q.spares.erase(std::remove_if(q.spares.begin(), q.spares.end(), [&](const std::string& s) { return m.find(s) == fi; }),
+                   q.spares.end());
+    int r = pick_replacement(q, failed, m);
+    REQUIRE(r >= 0);
+    size_t best = SIZE_MAX;
+    for (const auto& s : q.spares) best = std::min(best, size_t(std::llabs(long(m.find(s)) - long(fi))));
+    CHECK(size_t(std::llabs(long(m.find(q.spares[size_t(r)])) - long(fi))) == best);
+}
+
+TEST_CASE("gputopo run: a replacement takes the failed node's slot, the others keep theirs", "[job]") {
+    IslandMap m = nvl72_blocks();
+    NodePool p = split_allocation(hosts(1, 8), 4, m);
+    const NodePool before = p;
+    const std::string failed = p.slots[2];
+    RestartDecision d = decide_restart(p, of(FailureClass::Failed), failed, 0, RestartPolicy{3, 0}, m);
+    REQUIRE(d.action == RestartAction::Replace);
+    CHECK(d.same_island);
+    apply_decision(p, d);
+    for (size_t i = 0; i < p.slots.size(); ++i) CHECK(p.slots[i] == (i == 2 ? d.replacement : before.slots[i]));
+    CHECK(p.excluded == std::vector<std::string>{failed});
+    CHECK(p.spares.size() == before.spares.size() - 1);
+    CHECK(task_nodelist({"a", "b"}, 2) == "a,a,b,b");
+}
+
+TEST_CASE("gputopo run: no spare left shrinks down to --min-nodes, then requeues", "[job]") {
+    IslandMap m;
+    NodePool p;
+    p.slots = {"n1", "n2", "n3"};
+    RestartDecision d = decide_restart(p, of(FailureClass::NodeFault), "n2", 0, RestartPolicy{5, 2}, m);
+    CHECK(d.action == RestartAction::Shrink);
+    apply_decision(p, d);
+    CHECK(p.slots == std::vector<std::string>{"n1", "n3"});
+    d = decide_restart(p, of(FailureClass::NodeFault), "n3", 1, RestartPolicy{5, 2}, m);
+    CHECK(d.action == RestartAction::Requeue);
+    CHECK(d.failed_node == "n3");
+    d = decide_restart(p, of(FailureClass::NodeFault), "n3", 1, RestartPolicy{5, 0}, m);
+    CHECK(d.action == RestartAction::Requeue);  // no --min-nodes: never shrink
+}
+
+TEST_CASE("gputopo run: a user error, a limit or a spent budget stops; an unknown node relaunches", "[job]") {
+    IslandMap m;
+    NodePool p;
+    p.slots = {"n1"};
+    p.spares = {"n2"};
+    for (FailureClass c : {FailureClass::UserError, FailureClass::Timeout, FailureClass::Preemption, FailureClass::Success})
+        CHECK(decide_restart(p, of(c), "n1", 0, RestartPolicy{3, 0}, m).action == RestartAction::Stop);
+    CHECK(decide_restart(p, of(FailureClass::Failed), "n1", 3, RestartPolicy{3, 0}, m).action == RestartAction::Stop);
+    CHECK(decide_restart(p, of(FailureClass::Failed), "", 0, RestartPolicy{3, 0}, m).action == RestartAction::Relaunch);
+    CHECK(decide_restart(p, of(FailureClass::GpuFault), "n1", 0, RestartPolicy{3, 0}, m).action == RestartAction::Replace);
+}
+
+TEST_CASE("gputopo run: srun's first task or node line is blamed", "[job]") {
+    // Lines as srun 22.05 writes them (kill -9 of one rank, then the teardown of the others).
+    SrunBlame b = blame_srun_output(
+        "srun: error: n3: task 1: Killed\nsrun: launch/slurm: _step_signal: Terminating StepId=5.0\n"
+        "srun: error: n1: task 0: Killed\n");
+    CHECK(b.node == "n3");
+    CHECK(b.rank == 1);
+    CHECK_FALSE(b.exited);
+    CHECK(b.term_signal == 9);
+    b = blame_srun_output("srun: error: n2: task 3: Exited with exit code 78\n");
+    CHECK((b.node == "n2" && b.rank == 3 && b.exited && b.exit_code == 78));
+    b = blame_srun_output("srun: error: Node failure on n4\nsrun: error: n1: task 0: Killed\n");
+    CHECK((b.node == "n4" && b.node_lost && b.rank == -1));
+    CHECK(blame_srun_output("hello\nsrun: Job step aborted\n").node.empty());
+}
+
+TEST_CASE("gputopo run: heartbeats", "[job]") {
+    CHECK(heartbeat_path("/s/hb.%r", 12) == "/s/hb.12");
+    CHECK(heartbeat_path("/s/hb", 3) == "/s/hb.3");
+    CHECK(heartbeat_path(attempt_pattern("/s/hb.%a.%r", 2), 7) == "/s/hb.2.7");
+    // At 120 with a 15 s timeout: rank 0 beat at 118, rank 1 is silent for 20 s, rank 2 never beat (30 s since the start).
+    auto s = stalest_rank({118, 100, -1}, 90, 120, 15);
+    REQUIRE(s);
+    CHECK(s->rank == 2);  // never beat: silent since the step start, 30 s
+    CHECK(s->silent_s == Approx(30));
+    CHECK_FALSE(stalest_rank({118, 119}, 90, 120, 15));
+}
+
+TEST_CASE("gputopo run: the waste model takes the measured restart time", "[job]") {
+    const double c = 10, m = 3 * 3600.0;
+    RestartWaste fast = daly_with_restart(c, m, 5), slow = daly_with_restart(c, m, 600);
+    CHECK(fast.interval_s == Approx(std::sqrt(2 * c * (m + 5)) * (1 + std::sqrt(c / (2 * (m + 5))) / 3 + c / (18 * (m + 5))) - c));
+    CHECK(slow.waste > fast.waste);
+    CHECK(slow.waste - fast.waste == Approx((600 - 5) / m).margin(0.01));
+}
+
+TEST_CASE("gputopo run: options", "[job]") {
+    JobOptions o = parse_job_options({"--spares", "2", "--max-restarts=20", "--hang-timeout", "2m", "--", "python", "t.py"});
+    CHECK(o.spares == 2);
+    CHECK(o.max_restarts == 20);
+    CHECK(o.hang_timeout_s == 120);
+    CHECK(o.command == std::vector<std::string>{"python", "t.py"});
+    CHECK_THROWS_WITH(parse_job_options({"--spares", "x", "--", "p"}), Catch::Contains("--spares 'x'"));
+    CHECK_THROWS_WITH(parse_job_options({"--spare", "1", "--", "p"}), Catch::Contains("unknown option '--spare'"));
+    CHECK_THROWS_WITH(parse_job_options({"--spares", "1"}), Catch::Contains("no program"));
+}
