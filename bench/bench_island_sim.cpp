@@ -3,8 +3,10 @@
 // gputopo's island order (topo/rank_order, the code the plugin runs), against
 // an analytic lower bound. Then the reliability arithmetic at 100,000 GPUs and
 // the Young/Daly checkpoint interval it implies. Every formula's inputs are
-// printed. Deterministic (fixed seed), no timing.
+// printed. Deterministic (fixed seed); a fixed-seed random sweep prints the
+// ratio per configuration and its maximum; placement times are measured.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -177,6 +179,213 @@ void scenario(const Cluster& c, const FabricShape& shape, const Job& job, double
     }
 }
 
+// A fixed-seed sweep over random allocations, fabrics, layouts and models:
+// the placement's bytes against the bound, row by row (the worst rows printed),
+// and the time one placement takes.
+struct Lcg {
+    uint64_t s;
+    uint64_t next(uint64_t n) {  // 0 .. n-1
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        return (s >> 33) % n;
+    }
+};
+
+struct SweepRow {
+    double ratio = 0, placed = 0, bound = 0, ms = 0;
+    double search = -1;  // swap_search's least bytes (small rows only), -1 not run
+    std::string what, from;  // the configuration; which bound term binds
+};
+
+// A reference from above for small rows: swap search over whole TP groups
+// (islands keep their GPU counts), a few deterministic restarts. Not a bound:
+// the least bytes it finds is what some placement reaches, so the placement's
+// ratio to it says how far the placement is from the best placement found,
+// and bound <= search says how loose the bound is.
+double swap_search(const ParallelLayout& l, const std::vector<uint64_t>& per_island, const EdgeBytes& e, Lcg& rng) {
+    const uint64_t T = l.size(ParDim::TP), world = l.world(), st = l.stride(ParDim::TP);
+    std::vector<std::vector<uint64_t>> groups;
+    for (uint64_t b = 0; b < world; ++b) {
+        if ((b / st) % T) continue;
+        std::vector<uint64_t> v;
+        for (uint64_t k = 0; k < T; ++k) v.push_back(b + k * st);
+        groups.push_back(v);
+    }
+    std::vector<uint32_t> where;
+    for (size_t i = 0; i < per_island.size(); ++i)
+        for (uint64_t k = 0; k < per_island[i] / T; ++k) where.push_back(uint32_t(i));
+    std::vector<uint32_t> isl(world);
+    auto cost = [&]() {
+        for (size_t q = 0; q < groups.size(); ++q)
+            for (uint64_t r : groups[q]) isl[r] = where[q];
+        return crossing_bytes(l, isl, e).total();
+    };
+    double best = 1e300;
+    for (int restart = 0; restart < 3; ++restart) {
+        for (size_t i = where.size(); i > 1; --i) std::swap(where[i - 1], where[rng.next(i)]);
+        double cur = cost();
+        for (bool improved = true; improved;) {
+            improved = false;
+            for (size_t a = 0; a < groups.size(); ++a)
+                for (size_t b = a + 1; b < groups.size(); ++b) {
+                    if (where[a] == where[b]) continue;
+                    std::swap(where[a], where[b]);
+                    const double c = cost();
+                    if (c < cur * (1 - 1e-12)) {
+                        cur = c;
+                        improved = true;
+                    } else {
+                        std::swap(where[a], where[b]);
+                    }
+                }
+        }
+        best = std::min(best, cur);
+    }
+    return best;
+}
+
+bool sweep_one(Lcg& rng, SweepRow& row) {
+    const bool nvl = rng.next(2) == 1;
+    const uint32_t gpn = nvl ? 4 : 8;
+    const uint64_t island_nodes = nvl ? 18 : uint64_t(4) << rng.next(5);  // NVL72 trays, or 4..64-node leaves
+    const uint64_t islands = 1 + rng.next(8);
+    // Partial islands: each gives 0..all of its nodes.
+    std::vector<std::string> names;
+    IslandMap map;
+    std::vector<uint64_t> per_island;
+    for (uint64_t i = 0; i < islands; ++i) {
+        std::vector<std::string> members;
+        for (uint64_t n = 0; n < island_nodes; ++n) members.push_back(name_of(int(i * island_nodes + n)));
+        map.add("island" + std::to_string(i), Hostlist::from_names(members), IslandSource::GputopoConf,
+                "sweep:" + std::to_string(i));
+        const uint64_t take = rng.next(4) == 0 ? island_nodes : rng.next(island_nodes + 1);
+        for (uint64_t n = 0; n < take; ++n) names.push_back(members[n]);
+        per_island.push_back(take * gpn);
+    }
+    map.seal();
+    if (names.empty()) return false;
+    const uint64_t world = names.size() * gpn;
+    const uint64_t tp = uint64_t(1) << rng.next(nvl ? 4 : 4);  // 1..8
+    const uint64_t cp = rng.next(3) == 0 ? 2 : 1, ep = rng.next(3) == 0 ? uint64_t(1) << (1 + rng.next(3)) : 1;
+    const uint64_t pp = uint64_t(1) << rng.next(4);
+    if (world % (tp * cp * ep * pp) != 0) return false;
+    const char* order = rng.next(2) ? "tp-cp-ep-dp-pp" : "tp-cp-ep-pp-dp";
+    std::string text = "tp=" + std::to_string(tp) + ",cp=" + std::to_string(cp) + ",ep=" + std::to_string(ep) +
+                       ",pp=" + std::to_string(pp) + ",order=" + order;
+    ParallelLayout l = ParallelLayout::parse(text);
+    l.resolve(world);
+    ModelShape m{double(uint64_t(1) << (30 + rng.next(8))), 8 * (1 + rng.next(12)), 1024u << rng.next(4),
+                 1024u << rng.next(6), 1, 1 + rng.next(32), 2};
+    const EdgeBytes e = edge_bytes(m, l);
+    FabricShape shape;
+    shape.islands_are_nvlink = nvl;
+    Hostlist step = Hostlist::from_names(names);
+    const TaskCounts counts = TaskCounts::uniform(step.count(), gpn);
+    auto t0 = std::chrono::steady_clock::now();
+    LayoutPlacement placed = place_layout(step, counts, map, shape, l, &e);
+    row.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::vector<uint32_t> local = placed.island_of_rank(), isl(local.size());
+    for (size_t r = 0; r < local.size(); ++r)
+        isl[r] = uint32_t(std::stoi(island_name(placed, step, map, local[r]).substr(6)));
+    row.placed = crossing_bytes(l, isl, e).total();
+    const BoundBytes b = lower_bound_bytes(l, per_island, e);
+    row.bound = b.total();
+    row.from = b.projection >= std::max(b.separate, b.joint) ? "projection"
+               : b.joint >= b.separate                        ? "joint"
+                                                              : "separate";
+    row.ratio = row.bound > 0 ? row.placed / row.bound : (row.placed > 0 ? 1e9 : 1.0);
+    bool whole_groups = true;  // the search moves whole TP groups: islands of whole groups only
+    for (uint64_t g : per_island) whole_groups = whole_groups && g % tp == 0;
+    if (whole_groups && world / tp <= 48 && world <= 256) {
+        Lcg local{rng.s ^ 0x9e3779b97f4a7c15ull};
+        row.search = swap_search(l, per_island, e, local);
+    }
+    std::string alloc;
+    for (uint64_t g : per_island) alloc += (alloc.empty() ? "" : ",") + std::to_string(g / gpn);
+    row.what = std::string(nvl ? "NVL72" : "fat tree ") + " " + l.str() + " nodes/island " + alloc;
+    return true;
+}
+
+void random_sweep(int configs, uint64_t seed) {
+    std::printf("\n== Random sweep: %d configurations (seed %llu): fat tree (8 GPUs/node, 4..64-node leaves) or NVL72 "
+                "racks (18 x 4 GPUs, islands are NVLink domains), 1..8 islands each partly allocated, random "
+                "tp/cp/ep/pp, both orders, random models\n",
+                configs, (unsigned long long)seed);
+    Lcg rng{seed};
+    std::vector<SweepRow> rows;
+    for (int tries = 0; int(rows.size()) < configs && tries < configs * 50; ++tries) {
+        SweepRow r;
+        if (sweep_one(rng, r)) rows.push_back(r);
+    }
+    int over = 0, searched = 0, over_search = 0, bound_above_search = 0;
+    double ms_max = 0, worst_search = 0, loosest = 0;
+    std::printf("   %4s %9s %12s %12s %-10s %10s %s\n", "row", "ratio", "placed GB", "bound GB", "bound", "vs search",
+                "configuration");
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const SweepRow& r = rows[i];
+        over += r.ratio > 1.2;
+        ms_max = std::max(ms_max, r.ms);
+        char vs[24] = "-";
+        if (r.search >= 0) {
+            const double q = r.search > 0 ? r.placed / r.search : (r.placed > 0 ? 1e9 : 1.0);
+            ++searched;
+            over_search += q > 1.2;
+            worst_search = std::max(worst_search, q);
+            bound_above_search += r.bound > r.search * (1 + 1e-9);
+            if (r.bound > 0) loosest = std::max(loosest, r.search / r.bound);
+            std::snprintf(vs, sizeof vs, "%.3fx", q);
+        }
+        std::printf("   %4zu %8.3fx %12.2f %12.2f %-10s %10s %s\n", i, r.ratio, r.placed / 1e9, r.bound / 1e9,
+                    r.from.c_str(), vs, r.what.c_str());
+    }
+    std::printf("   swap search (rows of <= 48 TP groups, <= 256 GPUs, islands of whole TP groups: %d rows): placement / best found: max %.3fx, "
+                "over 1.2x: %d; best found / bound up to %.1fx; bound above what the search found: %d rows (must be 0)\n",
+                searched, worst_search, over_search, loosest, bound_above_search);
+    std::vector<SweepRow> sorted(rows);
+    std::sort(sorted.begin(), sorted.end(), [](const SweepRow& a, const SweepRow& b) { return a.ratio > b.ratio; });
+    std::printf("   sweep: %zu rows; max ratio %.3fx (%s); rows over 1.2x: %d; median %.3fx; slowest placement %.2f ms\n",
+                rows.size(), sorted.empty() ? 0.0 : sorted.front().ratio,
+                sorted.empty() ? "" : sorted.front().what.c_str(), over,
+                sorted.empty() ? 0.0 : sorted[sorted.size() / 2].ratio, ms_max);
+    std::printf("   target <= 1.2x in every sweep row: %s. Open: the rows over 1.2x are small, ragged allocations "
+                "with several of CP/EP/DP/PP > 1. Where the swap search reaches (line above), the placement is close "
+                "to the best placement found and that one is far above the bound: the bound is loose there (it "
+                "relaxes integer group counts to real ones, Loomis-Whitney over an island's projections, and ignores "
+                "that whole groups close an island's cells under their coordinate); on larger rows it is not "
+                "settled. The placement tries every physical order with TP innermost and keeps the cheapest "
+                "(topo/fabric/layout_placement.hpp)\n",
+                over == 0 ? "met" : "NOT MET");
+}
+
+// A 10,000-GPU job (1,250 nodes x 8, 10 leaves of 125 nodes): one task's placement, timed.
+void time_10k() {
+    std::vector<std::string> names;
+    IslandMap map;
+    for (int i = 0; i < 10; ++i) {
+        std::vector<std::string> members;
+        for (int n = 0; n < 125; ++n) members.push_back(name_of(i * 125 + n));
+        for (auto& x : members) names.push_back(x);
+        map.add("island" + std::to_string(i), Hostlist::from_names(members), IslandSource::GputopoConf, "10k");
+    }
+    map.seal();
+    Hostlist step = Hostlist::from_names(names);
+    const TaskCounts counts = TaskCounts::uniform(step.count(), 8);
+    ModelShape m{70e9, 80, 8192, 4096, 1, 16, 2};
+    for (const char* text : {"tp=8,pp=5", "tp=8,cp=2,pp=5", "tp=2,ep=8,pp=5", "tp=4,pp=10,order=tp-cp-ep-pp-dp"}) {
+        ParallelLayout l = ParallelLayout::parse(text);
+        l.resolve(10000);
+        const EdgeBytes e = edge_bytes(m, l);
+        double best = 1e30;
+        for (int rep = 0; rep < 5; ++rep) {
+            auto t0 = std::chrono::steady_clock::now();
+            LayoutPlacement p = place_layout(step, counts, map, FabricShape{}, l, &e);
+            (void)p.rank(0, 0);
+            best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        }
+        std::printf("   10,000 GPUs (1,250 nodes x 8, 10 islands), %s: one task's placement %.2f ms (best of 5)\n",
+                    l.str().c_str(), best);
+    }
+}
+
 void reliability() {
     const double hours_per_year = 365.25 * 24;
     const double link_mttf_h = 5 * hours_per_year;
@@ -265,6 +474,8 @@ int main() {
                     r.bound > 0 ? r.slurm / r.bound : 0.0, r.bound > 0 ? r.island / r.bound : 0.0, q, r.bound / 1e9);
     }
     std::printf("   target <= 1.2x the bound in every row: %s\n", met ? "met" : "NOT MET");
+    random_sweep(400, 2026);
+    time_10k();
 
     reliability();
     return 0;

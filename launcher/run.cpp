@@ -232,9 +232,9 @@ Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& r
     for (auto& v : nccl_socket_env(list_interfaces())) p.wanted.push_back(v);
     p.wanted.push_back({env::kNoRequeueExit, std::to_string(opt.no_requeue_code), false});
     // The plugin's framework variables stay as user values do, but those that
-    // --rank-order=island recomputes here are the launcher's.
+    // --rank-order=island and --layout recompute here are the launcher's.
     std::vector<std::string> ours;
-    if (opt.rank_order == "island" && !ir.rank.empty())
+    if ((opt.rank_order == "island" || !opt.layout.empty()) && !ir.rank.empty())
         for (const char* n : {env::kRankVar, env::kRoleRank, env::kGroupRank, env::kNodeRank})
             if (std::find(plugin_names.begin(), plugin_names.end(), n) != plugin_names.end()) ours.push_back(n);
     p.env = keep_user_values(p.wanted,

@@ -4,6 +4,7 @@
 
 #include "topo/core/errors.hpp"
 #include "topo/core/strings.hpp"
+#include "topo/fabric/layout_placement.hpp"
 #include "topo/fabric/parallel_layout.hpp"
 
 namespace gputopo::step {
@@ -46,6 +47,8 @@ Options parse_gpu_topo(const std::string& value, const std::string& where) {
         else if (w.size() > 3 && (w.compare(0, 3, "tp=") == 0 || w.compare(0, 3, "cp=") == 0 || w.compare(0, 3, "ep=") == 0 ||
                                   w.compare(0, 3, "dp=") == 0 || w.compare(0, 3, "pp=") == 0 || w.compare(0, 6, "order=") == 0))
             o.layout += (o.layout.empty() ? "" : ",") + w;
+        else if (w.compare(0, 7, "nvlink=") == 0)
+            o.nvlink_domain = w.substr(7);
         else if (w.empty())
             throw ParseError("empty word in " + input + " (" + kChoices + ")");
         else {
@@ -66,6 +69,15 @@ Options parse_gpu_topo(const std::string& value, const std::string& where) {
             throw ParseError(std::string(e.what()) + " in " + input);
         }
     }
+    if (!o.nvlink_domain.empty()) {
+        if (o.layout.empty())
+            throw ParseError("nvlink=" + o.nvlink_domain + " needs a parallel layout (tp=..,pp=..) in " + input);
+        try {
+            (void)parse_nvlink_domain(o.nvlink_domain);
+        } catch (const ParseError& e) {
+            throw ParseError(std::string(e.what()) + " in " + input);
+        }
+    }
     return o;
 }
 
@@ -80,6 +92,7 @@ std::string to_string(const Options& o) {
     if (!o.framework) s += ",noframework";
     if (o.help) s += ",help";
     if (!o.layout.empty()) s += "," + o.layout;
+    if (!o.nvlink_domain.empty()) s += ",nvlink=" + o.nvlink_domain;
     return s;
 }
 
@@ -101,6 +114,10 @@ std::string help_text() {
            "gputopo:   noframework  do not set RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK,\n"
            "gputopo:            NODE_RANK, MASTER_ADDR, MASTER_PORT, ... (set by default, never over the user's)\n"
            "gputopo:   help     print this text\n"
+           "gputopo: island with a parallel layout: tp=N[,cp=N,ep=N,dp=N,pp=N,order=tp-cp-ep-dp-pp]\n"
+           "gputopo:            RANK places TP/CP/EP groups inside NVLink domains, DP/PP across few islands\n"
+           "gputopo:   nvlink=node|island|N  the layout's NVLink domain: a node (default), an island\n"
+           "gputopo:            (NVL72 racks), or N consecutive GPUs of a node\n"
            "gputopo: example: srun --gpus-per-task=1 --gpu-topo=island,verbose ./app\n";
 }
 

@@ -22,6 +22,9 @@ struct Options {
     // ("island,tp=8,pp=4,order=tp-cp-ep-dp-pp" -> "tp=8,pp=4,order=..."), checked by
     // ParallelLayout::parse (topo/fabric/parallel_layout.hpp); "" when none.
     std::string layout;
+    // with a layout: the NVLink domain, word nvlink=node|island|N
+    // (parse_nvlink_domain, topo/fabric/layout_placement.hpp); "" = node.
+    std::string nvlink_domain;
 };
 
 // The option's one name: srun/sbatch/salloc's --gpu-topo (the plugin) and

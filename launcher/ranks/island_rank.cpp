@@ -1,6 +1,7 @@
 #include "launcher/ranks/island_rank.hpp"
 
 #include "step/framework_env.hpp"
+#include "step/layout_rank.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/fabric/island_sources.hpp"
 #include "topo/fabric/slurm_islands.hpp"
@@ -10,26 +11,32 @@ namespace gputopo::launch {
 
 namespace {
 
-// --layout: RANK from the layout placement, islands as for --rank-order=island.
+// --layout: RANK (and GPUTOPO_RANK, GROUP_RANK where the node holds one block
+// of ranks) from the layout placement, the plugin's path (step/layout_rank.hpp).
 IslandRankOutcome layout_rank_outcome(const Options& opt, const std::string& node, int local_id,
                                       const Getenv& getenv_fn) {
     IslandRankOutcome out;
+    std::string sources;
+    step::LayoutTaskRank r;
     try {
         StepIslandMap m = load_step_islands(opt.islands, slurm_config_dir(getenv_fn));
-        Plan plan;  // tasks in local-id order (as for --rank-order=island without the plugin)
-        plan.tasks.resize(static_cast<size_t>(local_id < 0 ? 1 : local_id + 1));
-        for (size_t i = 0; i < plan.tasks.size(); ++i) plan.tasks[i].task = static_cast<int>(i);
-        std::optional<ModelShape> model;
-        if (!opt.model.empty()) model = parse_model_shape(opt.model);
-        TaskLayoutRank r = task_layout_rank(m.map, node, plan, local_id, getenv_fn, ParallelLayout::parse(opt.layout),
-                                            parse_nvlink_domain(opt.nvlink_domain), model ? &*model : nullptr);
-        out.rank = std::to_string(r.rank);
-        out.note = "RANK follows the layout placement " + r.layout + " (islands: " + m.sources + "): rank " + out.rank +
-                   " of " + std::to_string(r.world) + "; `gputopo ranks --layout` shows the groups that straddle";
-        if (!r.straddling.empty()) out.warning = "--layout " + r.layout + ": " + r.straddling;
-    } catch (const std::exception& e) {
-        out.note = std::string("--layout: ") + e.what() + "; RANK stays SLURM_PROCID";
+        sources = m.sources;
+        // tasks in local-id order (as for --rank-order=island without the plugin)
+        r = step::layout_task_rank(m.map, node, step::local_id_order(local_id + 1), local_id, getenv_fn,
+                                   {opt.layout, opt.nvlink_domain, opt.model});
+    } catch (const std::exception& e) {  // the islands file
+        r.problem = "layout " + opt.layout + ": " + e.what();
     }
+    if (r.rank.empty()) {
+        out.note = "--" + r.problem + "; RANK stays SLURM_PROCID";
+        return out;
+    }
+    out.env = r.env;
+    out.rank = r.rank;
+    out.node_rank = r.node_rank;
+    out.note = "RANK follows the layout placement " + r.layout + " (islands: " + sources + "): rank " + out.rank +
+               " of " + r.world + "; `gputopo ranks --layout` shows the groups that straddle";
+    if (!r.warning.empty()) out.warning = "--" + r.warning;
     return out;
 }
 
@@ -55,10 +62,7 @@ IslandRankOutcome island_rank(const Options& opt, const std::string& node, int l
         }
         // No intra-node plan here: tasks without an intra-node island keep
         // local-id order (local_positions), enough of them to cover this task.
-        Plan plan;
-        plan.tasks.resize(static_cast<size_t>(local_id < 0 ? 1 : local_id + 1));
-        for (size_t i = 0; i < plan.tasks.size(); ++i) plan.tasks[i].task = static_cast<int>(i);
-        TaskIslands ti = task_islands(m.map, node, plan, local_id, getenv_fn);
+        TaskIslands ti = task_islands(m.map, node, step::local_id_order(local_id + 1), local_id, getenv_fn);
         out.env = ti.set;
         out.rank = std::to_string(ti.placement.rank);
         out.node_rank = std::to_string(ti.node_rank);

@@ -21,6 +21,7 @@ extern "C" {
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,7 @@ extern "C" {
 #include "spank/topology_cache.hpp"
 #include "step/apply.hpp"
 #include "step/device_scope.hpp"
+#include "step/layout_rank.hpp"
 #include "step/step_binding.hpp"
 #include "step/topology_path.hpp"
 #include "topo/core/env_names.hpp"
@@ -258,7 +260,8 @@ void plan_node(spank_t sp, StepdState& st) {
     if (st.effective.mode == Mode::Island) {
         try {  // islands= and/or Slurm's own topology (topo/fabric/slurm_islands.hpp)
             StepIslandMap m = load_step_islands(c.islands, slurm_config_dir(process_getenv));
-            if (m.sources != "none") st.islands = std::move(m.map);
+            // a layout places ranks even without islands (each node its own)
+            if (m.sources != "none" || !st.effective.layout.empty()) st.islands = std::move(m.map);
             st.islands_from = m.sources;
         } catch (const std::exception& e) {
             st.islands_problem = e.what();
@@ -270,9 +273,37 @@ void say(const std::string& line) { std::fprintf(stderr, "gputopo: %s\n", line.c
 
 // Islands across nodes (islands=, mode island): our GPUTOPO_ISLAND (the
 // cross-node island) replaces the intra-node island id.
+// --gpu-topo=island,tp=..: GPUTOPO_RANK (and GPUTOPO_NODE_RANK) from the
+// layout placement replace the island order's (step/layout_rank.hpp, the
+// launcher's --layout path); RANK, ROLE_RANK, GROUP_RANK, NODE_RANK follow them
+// in framework_for_task. A layout that does not fit the step: RANK stays SLURM_PROCID.
+void add_layout_rank(spank_t sp, const StepdState& st, int task, step::TaskAction& a) {
+    step::LayoutTaskRank r = step::layout_task_rank(*st.islands, st.node_name, st.binding->plan(), task, job_env(sp),
+                                                    {st.effective.layout,
+                                                     st.effective.nvlink_domain.empty() ? "node" : st.effective.nvlink_domain,
+                                                     ""});
+    a.set.erase(std::remove_if(a.set.begin(), a.set.end(),
+                               [](const EnvVar& v) { return v.name == env::kRank || v.name == env::kNodeRankIsland; }),
+                a.set.end());
+    if (!r.rank.empty()) {
+        for (auto& v : r.env) a.set.push_back(v);
+        a.verbose_line += " layout_rank=" + r.rank + "/" + r.world;
+        if (!r.warning.empty()) say(st.node_name + ": " + r.warning);  // the task of rank 0 only
+        return;
+    }
+    const bool strict = st.effective.strict;
+    if (task == 0 || strict)
+        say(st.node_name + ": " + r.problem + (strict ? " (strict: the step fails)" : "; RANK stays SLURM_PROCID"));
+    if (strict) fail_task();
+}
+
 void add_islands(spank_t sp, const StepdState& st, int task, step::TaskAction& a) {
     if (!st.islands && st.islands_problem.empty()) return;
     std::string problem = st.islands_problem;
+    if (st.islands && st.islands_from == "none") {
+        add_layout_rank(sp, st, task, a);  // a layout without island sources: no island variables
+        return;
+    }
     if (st.islands) {
         try {
             TaskIslands ti = task_islands(*st.islands, st.node_name, st.binding->plan(), task, job_env(sp),
@@ -283,6 +314,7 @@ void add_islands(spank_t sp, const StepdState& st, int task, step::TaskAction& a
         } catch (const std::exception& e) {
             problem = e.what();
         }
+        if (problem.empty() && !st.effective.layout.empty()) add_layout_rank(sp, st, task, a);
     }
     if (problem.empty()) return;
     const bool strict = st.effective.strict;

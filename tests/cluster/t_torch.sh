@@ -9,6 +9,8 @@
 #     worker of a node has its own GPU;
 #  5. sbatch;  6. island order with interleaved leaves (rackA = n1,n3): ranks 0,1 on n1,
 #     2,3 on n3, 4,5 on n2, 6,7 on n4, GROUP_RANK = rank / 2;
+#  6b. the plugin's layout (--gpu-topo=island,tp=2,pp=2,order=tp-cp-ep-pp-dp): torch's own
+#     ranks on each node are the ones `gputopo ranks --layout` places there;
 #  7-9. one rank's plain exception, SystemExit(3), CUDA OOM (sbatch --requeue jobs):
 #     no requeue, the peers defer to the root cause;
 #  10. an Xid-class error: one requeue, then success;  11. a rank's node dies (its
@@ -17,14 +19,14 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
 cluster_ensure "${1:-build}" || { echo "not ok - torch: cluster"; exit 1; }
-tap_plan 12
+tap_plan 13
 PY=/usr/bin/python3
 L=$CLUSTER_BUILD/gputopo-launch
 T=$here/torch/train.py
 w=$CLUSTER_DIR/tmp/torch.$$
 mkdir -p "$w"
 if ! $PY -c 'import torch.distributed' 2>/dev/null; then
-    for i in $(seq 1 12); do tap_not_ok "torch: case $i" "no torch in $PY (make deps installs python3-torch)"; done
+    for i in $(seq 1 13); do tap_not_ok "torch: case $i" "no torch in $PY (make deps installs python3-torch)"; done
     exit 0
 fi
 export GLOO_SOCKET_IFNAME=lo
@@ -111,6 +113,20 @@ if timeout 120 srun -N4 --ntasks-per-node=2 --gpus-per-task=1 --gpu-topo=island 
     [ -z "${bad#; }" ] && tap_ok "$name" || tap_not_ok "$name" "${bad#; }" "$(tail -n 5 "$w/is.err")"
 else
     tap_not_ok "$name" "failed: $(tail -n 8 "$w/is.err")"
+fi
+
+name="torch: --gpu-topo=island,tp=2,pp=2,order=tp-cp-ep-pp-dp: torch's ranks are the layout placement's"
+lay=tp=2,pp=2,order=tp-cp-ep-pp-dp
+if timeout 120 srun -N4 --ntasks-per-node=2 --gpus-per-task=1 --gpu-topo=island,$lay $PY "$T" > "$w/ly" 2> "$w/ly.err" &&
+   "$CLUSTER_BUILD/gputopo" ranks --nodes 'n[1-4]' --tasks-per-node '2(x4)' --islands "$CLUSTER_DIR/etc/gputopo-torch.conf" \
+        --layout $lay --format json > "$w/ly.json" 2>> "$w/ly.err"; then
+    bad=$(check_ok "$w/ly" 8)
+    order=$(grep -o 'TORCHOK .*' "$w/ly" | sed 's/.*rank=\([0-9]*\).* node=\([a-z0-9]*\).*/\1 \2/' | sort -n | awk '{printf "%s ", $2}')
+    want=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); m={r:n["node"] for n in d["nodes"] for r in n["ranks"]}; print(" ".join(m[r] for r in sorted(m)) + " ")' "$w/ly.json")
+    [ "$order" = "$want" ] || bad="$bad; rank order by node: $order, the placement's: $want"
+    [ -z "${bad#; }" ] && tap_ok "$name" || tap_not_ok "$name" "${bad#; }" "$(tail -n 5 "$w/ly.err")"
+else
+    tap_not_ok "$name" "failed: $(tail -n 8 "$w/ly.err")"
 fi
 plugstack_default
 

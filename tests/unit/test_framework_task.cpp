@@ -7,11 +7,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
 
+#include "launcher/ranks/island_rank.hpp"
+#include "launcher/options/options.hpp"
 #include "spank/framework_task.hpp"
 #include "step/framework_env.hpp"
+#include "step/layout_rank.hpp"
+#include "step/option_parser.hpp"
+#include "topo/core/env_names.hpp"
 #include "topo/fabric/island_sources.hpp"
+#include "topo/fabric/layout_placement.hpp"
 #include "topo/fabric/step_islands.hpp"
 
 using namespace gputopo;
@@ -33,6 +41,15 @@ std::map<std::string, std::string> slurm_task() {
     return {{"SLURM_PROCID", "5"}, {"SLURM_LOCALID", "1"}, {"SLURM_NODEID", "2"}, {"SLURM_STEP_NUM_TASKS", "8"},
             {"SLURM_STEP_NUM_NODES", "4"}, {"SLURM_STEP_TASKS_PER_NODE", "2(x4)"}, {"SLURM_STEP_NODELIST", "n[1-4]"},
             {"SLURM_JOB_ID", "4242"}, {"SLURM_STEP_ID", "0"}};
+}
+// The node's ranks as one aligned block: its index, else -1 (computed from the placement).
+long block_of(const LayoutPlacement& p, uint64_t node, uint32_t n) {
+    std::vector<uint64_t> r;
+    for (uint32_t t = 0; t < n; ++t) r.push_back(p.rank(node, t));
+    std::sort(r.begin(), r.end());
+    for (uint32_t t = 0; t < n; ++t)
+        if (r[t] != r[0] + t) return -1;
+    return r[0] % n == 0 ? long(r[0] / n) : -1;
 }
 }  // namespace
 
@@ -154,4 +171,90 @@ TEST_CASE("MASTER_ADDR: NodeAddr from slurm.conf text, position for position", "
     auto m = step::resolve_master_addr("gpu02.invalid", run, 2, "NodeName=gpu02.invalid NodeAddr=127.0.0.1\n");
     CHECK(m.addr == "127.0.0.1");
     CHECK(calls == 0);
+}
+
+// The one path from a parallel layout to a task's RANK (step/layout_rank.hpp), what the plugin
+// (--gpu-topo=island,tp=..) and gputopo-launch --layout both call: against the placement, the
+// launcher's outcome, and the framework variables the plugin derives from it.
+TEST_CASE("layout rank: one path for plugin and launcher; RANK, GROUP_RANK follow it in the framework variables",
+          "[layout][framework]") {
+    char path[] = "/tmp/gputopo-layout-rank-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    const std::string conf = "Island=leafA Nodes=n[1,3]\nIsland=leafB Nodes=n[2,4]\n";
+    REQUIRE(write(fd, conf.data(), conf.size()) == static_cast<ssize_t>(conf.size()));
+    close(fd);
+    IslandMap map = load_islands(path);
+    Hostlist nodes = Hostlist::parse("n[1-4]");
+    auto no_env = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+
+    // Default order: every node holds one block; tp-pp-dp with 4 tasks a node: blocks split.
+    for (const std::string layout : {"tp=2,pp=2", "tp=2,pp=2,order=tp-cp-ep-pp-dp"}) {
+        INFO(layout);
+        const uint32_t n = 4;
+        LayoutPlacement p = place_layout(nodes, TaskCounts::uniform(4, n), map, FabricShape{}, ParallelLayout::parse(layout));
+        std::vector<const char*> argv{"gputopo-launch", "--layout", layout.c_str(), "--islands", path, "--", "true"};
+        launch::Options opt = launch::parse_options(int(argv.size()), argv.data(), no_env);
+        std::set<std::string> ranks;
+        int blocks = 0;
+        for (uint64_t j = 0; j < 4; ++j)
+            for (uint32_t t = 0; t < n; ++t) {
+                std::map<std::string, std::string> vars{
+                    {"SLURM_STEP_NODELIST", "n[1-4]"}, {"SLURM_STEP_TASKS_PER_NODE", "4(x4)"},
+                    {"SLURM_STEP_NUM_TASKS", "16"}, {"SLURM_STEP_NUM_NODES", "4"},
+                    {"SLURM_PROCID", std::to_string(j * n + t)}, {"SLURM_LOCALID", std::to_string(t)},
+                    {"SLURM_NODEID", std::to_string(j)}, {"SLURM_JOB_ID", "77"}, {"SLURM_STEP_ID", "0"},
+                    {"SLURM_CONF", "/nonexistent/slurm.conf"}};
+                step::LayoutTaskRank r = step::layout_task_rank(map, nodes.nth(j), step::local_id_order(int(n)), int(t),
+                                                                env_of(vars), {layout, "node", ""});
+                REQUIRE(r.problem.empty());
+                const std::string want = std::to_string(p.rank(j, t));
+                CHECK(r.rank == want);
+                CHECK(value(r.env, env::kRank) == want);
+                const long block = block_of(p, j, n);
+                blocks += block >= 0;
+                CHECK(r.node_rank == (block >= 0 ? std::to_string(block) : std::string()));
+                CHECK(value(r.env, env::kNodeRankIsland) == (block >= 0 ? std::to_string(block) : "<unset>"));
+                // The launcher's --layout: the same call, the same answer.
+                launch::IslandRankOutcome lo = launch::island_rank(opt, nodes.nth(j), int(t), env_of(vars));
+                CHECK(lo.rank == want);
+                CHECK(lo.node_rank == r.node_rank);
+                // The plugin's framework variables follow it.
+                spank::FrameworkTask f = spank::framework_for_task(env_of(vars), r.env, "");
+                CHECK(value(f.set, "RANK") == want);
+                CHECK(value(f.set, "ROLE_RANK") == want);
+                const std::string group = block >= 0 ? std::to_string(block) : std::to_string(j);
+                CHECK(value(f.set, "GROUP_RANK") == group);
+                CHECK(value(f.set, "NODE_RANK") == group);
+                ranks.insert(want);
+            }
+        CHECK(ranks.size() == 16);
+        if (layout == "tp=2,pp=2") CHECK(blocks == 16);
+        else CHECK(blocks < 16);  // tp-pp-dp: a node's two TP groups are pp neighbours, not consecutive ranks
+    }
+
+    // A layout that does not fit: no rank, the reason names the layout.
+    std::map<std::string, std::string> odd{{"SLURM_STEP_NODELIST", "n[1-3]"}, {"SLURM_STEP_TASKS_PER_NODE", "1(x3)"}};
+    step::LayoutTaskRank bad = step::layout_task_rank(map, "n1", step::local_id_order(1), 0, env_of(odd),
+                                                      {"tp=2,pp=2", "node", ""});
+    CHECK(bad.rank.empty());
+    CHECK(bad.env.empty());
+    CHECK_THAT(bad.problem, Catch::Contains("layout tp=2,pp=2") && Catch::Contains("not a multiple of tp*cp*ep*pp = 4"));
+    // A node not in the step.
+    std::map<std::string, std::string> vars{{"SLURM_STEP_NODELIST", "n[1-4]"}, {"SLURM_STEP_TASKS_PER_NODE", "1(x4)"}};
+    CHECK_THAT(step::layout_task_rank(map, "n9", step::local_id_order(1), 0, env_of(vars), {"tp=2", "node", ""}).problem,
+               Catch::Contains("'n9' is not in the step's node list"));
+    unlink(path);
+}
+
+TEST_CASE("layout rank: --gpu-topo=island,tp=..,nvlink=.. words", "[layout]") {
+    step::Options o = step::parse_gpu_topo("island,tp=8,pp=4,nvlink=island");
+    CHECK(o.layout == "tp=8,pp=4");
+    CHECK(o.nvlink_domain == "island");
+    CHECK(step::to_string(o) == "island,tp=8,pp=4,nvlink=island");
+    CHECK(step::parse_gpu_topo("island,tp=2").nvlink_domain.empty());
+    CHECK(step::parse_gpu_topo("island,tp=2,nvlink=4").nvlink_domain == "4");
+    CHECK_THROWS_WITH(step::parse_gpu_topo("island,nvlink=island"), Catch::Contains("needs a parallel layout"));
+    CHECK_THROWS_WITH(step::parse_gpu_topo("island,tp=8,nvlink=rack"),
+                      Catch::Contains("bad NVLink domain 'rack'") && Catch::Contains("--gpu-topo=island,tp=8,nvlink=rack"));
 }

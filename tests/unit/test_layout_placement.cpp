@@ -703,3 +703,53 @@ TEST_CASE("layout placement: a model whose pipeline traffic dominates keeps whol
     // Without a model: stages island by island.
     CHECK_FALSE(place_layout(nodes, counts, map, FabricShape{}, l).pipelines_first());
 }
+
+TEST_CASE("layout traffic: the bound is not above the best placement (exhaustive over small layouts)", "[layout]") {
+    // Every assignment of whole TP groups to islands of the given sizes (in TP
+    // groups): the least bytes any of them moves is at least the bound.
+    ModelShape m = parse_model_shape("params=3B,layers=16,hidden=2048,seq=8192,micro-batch=1,micro-batches=8,top-k=2");
+    struct Case {
+        const char* layout;
+        std::vector<uint64_t> groups_per_island;
+    } cases[] = {{"tp=1,cp=2,pp=2,dp=3", {6, 6}},       {"tp=2,cp=2,ep=2,dp=2", {4, 4}},
+                 {"tp=1,ep=2,pp=2,dp=3", {5, 4, 3}},    {"tp=1,cp=2,ep=2,pp=3", {6, 3, 3}},
+                 {"tp=2,pp=4,dp=3", {4, 4, 4}},          {"tp=1,cp=2,dp=2,pp=3", {7, 5}},
+                 {"tp=1,ep=4,dp=3", {8, 4}},             {"tp=1,cp=2,ep=2,dp=3", {5, 5, 2}}};
+    int positive = 0;
+    for (const Case& k : cases) {
+        INFO(k.layout);
+        ParallelLayout l = ParallelLayout::parse(k.layout);
+        uint64_t world = 1;
+        for (ParDim d : {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::DP, ParDim::PP}) world *= l.size(d);
+        l.resolve(world);
+        const uint64_t T = l.size(ParDim::TP);
+        EdgeBytes e = edge_bytes(m, l);
+        std::vector<uint32_t> slot;  // island of the q-th TP group (groups by their rank with tp = 0)
+        std::vector<uint64_t> gpus;
+        for (size_t i = 0; i < k.groups_per_island.size(); ++i) {
+            slot.insert(slot.end(), k.groups_per_island[i], uint32_t(i));
+            gpus.push_back(k.groups_per_island[i] * T);
+        }
+        REQUIRE(slot.size() * T == world);
+        std::vector<uint64_t> group_of(world);
+        {
+            std::map<uint64_t, uint64_t> id;
+            for (uint64_t r = 0; r < world; ++r) {
+                ParCoords c = l.coords_of(r);
+                c[static_cast<size_t>(ParDim::TP)] = 0;
+                group_of[r] = id.emplace(l.rank_of(c), id.size()).first->second;
+            }
+        }
+        double best = -1;
+        std::vector<uint32_t> isl(world);
+        do {
+            for (uint64_t r = 0; r < world; ++r) isl[r] = slot[group_of[r]];
+            const double c = crossing_bytes(l, isl, e).total();
+            if (best < 0 || c < best) best = c;
+        } while (std::next_permutation(slot.begin(), slot.end()));
+        const BoundBytes b = lower_bound_bytes(l, gpus, e);
+        CHECK(b.total() <= best * (1 + 1e-9));
+        positive += b.total() > 0;
+    }
+    CHECK(positive >= 6);  // the bound says something in most of them
+}

@@ -101,7 +101,11 @@ LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& t
     LayoutPlacement p;
     p.layout_ = layout;
     p.shape_ = shape;
-    p.pipelines_first_ = physical[3] == ParDim::PP;
+    for (int di = kParDims; di-- > 0;) {  // pp before dp in the physical order
+        if (physical[di] == ParDim::DP) p.pipelines_first_ = false;
+        if (physical[di] == ParDim::PP) p.pipelines_first_ = true;
+    }
+    if (layout.size(ParDim::DP) <= 1 || layout.size(ParDim::PP) <= 1) p.pipelines_first_ = false;
     const uint64_t world = tasks.tasks();
 
     // Nodes: tasks and island (islands in the order of their first node).
@@ -293,14 +297,33 @@ LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& t
 
 LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
                              const FabricShape& shape, ParallelLayout layout, const EdgeBytes* weights) {
-    LayoutPlacement a = place_with_order(step_nodes, tasks, map, shape, layout, kPhysical);
-    if (!weights || a.layout().size(ParDim::DP) <= 1 || a.layout().size(ParDim::PP) <= 1) return a;
-    // With a model: whole pipelines first (pp inside dp) where that moves fewer bytes across islands.
-    static constexpr ParDim kReplicas[kParDims] = {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::PP, ParDim::DP};
-    LayoutPlacement b = place_with_order(step_nodes, tasks, map, shape, layout, kReplicas);
-    const double ca = crossing_bytes(a.layout(), a.island_of_rank(), *weights).total();
-    const double cb = crossing_bytes(b.layout(), b.island_of_rank(), *weights).total();
-    return cb < ca ? b : a;
+    LayoutPlacement best = place_with_order(step_nodes, tasks, map, shape, layout, kPhysical);
+    if (!weights) return best;
+    // With a model: every physical order with TP innermost (at most 24 of the
+    // other four; orders that differ only in dimensions of size 1 once), the
+    // one that moves the fewest bytes across islands; ties keep the earlier,
+    // the default order first.
+    const ParallelLayout& l = best.layout();
+    double best_cost = crossing_bytes(l, best.island_of_rank(), *weights).total();
+    ParDim rest[4] = {ParDim::CP, ParDim::EP, ParDim::DP, ParDim::PP};
+    std::vector<std::vector<ParDim>> tried;
+    do {
+        std::vector<ParDim> key;
+        for (ParDim d : rest)
+            if (l.size(d) > 1) key.push_back(d);
+        if (std::find(tried.begin(), tried.end(), key) != tried.end()) continue;
+        const bool first = tried.empty();
+        tried.push_back(key);
+        if (first) continue;  // the default order, placed above
+        const ParDim order[kParDims] = {ParDim::TP, rest[0], rest[1], rest[2], rest[3]};
+        LayoutPlacement p = place_with_order(step_nodes, tasks, map, shape, layout, order);
+        const double c = crossing_bytes(l, p.island_of_rank(), *weights).total();
+        if (c < best_cost) {
+            best_cost = c;
+            best = std::move(p);
+        }
+    } while (std::next_permutation(std::begin(rest), std::end(rest)));
+    return best;
 }
 
 uint64_t layout_rank(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,

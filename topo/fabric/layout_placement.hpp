@@ -119,10 +119,13 @@ private:
 // list, more than kMaxLayoutWorld tasks).
 // Without `weights`, stages are laid island after island (DP groups in the
 // fewest islands first, as above). With the bytes of a model
-// (layout_traffic.hpp; gputopo-launch and gputopo ranks --model), the placement
-// that keeps whole pipelines together instead (pp before dp in the physical
-// order) is taken when it moves fewer bytes across islands: for models whose
-// pipeline traffic outweighs their gradients (small models, long sequences).
+// (layout_traffic.hpp; gputopo-launch and gputopo ranks --model), every
+// physical order with tp innermost is placed (at most 24; orders differing only
+// in dimensions of size 1 once) and the one moving the fewest bytes across
+// islands is taken, ties to the default: e.g. whole pipelines together (pp
+// before dp) for models whose pipeline traffic outweighs their gradients, or
+// whole DP rings inside islands where CP/EP groups are cheaper to cut. Cost:
+// at most 24 placements and traffic counts, O(tasks) each.
 LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
                              const FabricShape& shape, ParallelLayout layout, const EdgeBytes* weights = nullptr);
 LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,

@@ -66,12 +66,18 @@ std::vector<double> island_egress(const ParallelLayout& l, const std::vector<uin
 //    caps holding D), a pipeline that does not fit crosses once;
 //  - together (`joint`): CP/EP, DP and PP of one island bounded at once, since
 //    keeping one group whole spreads the others (see joint_bound in the .cpp);
-//  the larger of the two is used.
+//  - by projections (`projection`): an island's cells of one lane, a set of
+//    (x, d, p), touch R DP rings, Q pipelines and G CP/EP groups with
+//    cells^2 <= R Q G (Loomis-Whitney); every ring/group it holds part of
+//    crosses at it, a pipeline in k islands k - 1 times (projection_bound in
+//    the .cpp);
+//  the largest of the three is used.
 struct BoundBytes {
     CrossBytes parts;     // each dimension's separate bound
     double separate = 0;  // parts.cp + parts.ep + parts.dp + parts.pp
     double joint = 0;     // CP + EP + DP + PP bounded together
-    double total() const;  // parts.tp + max(separate, joint)
+    double projection = 0;  // CP + EP + DP + PP by the islands' projections
+    double total() const;  // parts.tp + max(separate, joint, projection)
 };
 BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& gpus_per_island,
                              const EdgeBytes& e);

@@ -1,5 +1,7 @@
 #include "topo/fabric/step_islands.hpp"
 
+#include <algorithm>
+
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/fabric/island_sources.hpp"
@@ -49,6 +51,21 @@ uint32_t task_position(const Plan& plan, int task) {
     return positions[static_cast<size_t>(task)];
 }
 
+// k when node `node`'s ranks are k*n .. k*n+n-1 and every node has n tasks.
+// O(tasks on the node).
+std::optional<uint64_t> node_block(const LayoutPlacement& p, const TaskCounts& counts, uint64_t node) {
+    if (counts.runs().size() != 1 || counts.runs()[0].first == 0) return std::nullopt;
+    const uint32_t n = counts.runs()[0].first;
+    uint64_t lo = p.world(), hi = 0;
+    for (uint32_t pos = 0; pos < n; ++pos) {
+        const uint64_t r = p.rank(node, pos);
+        lo = std::min(lo, r);
+        hi = std::max(hi, r);
+    }
+    if (hi - lo + 1 != n || lo % n != 0) return std::nullopt;  // ranks are distinct: n of them in a span of n
+    return lo / n;
+}
+
 }  // namespace
 
 uint64_t island_node_rank(const Hostlist& nodes, const TaskCounts& counts, const IslandMap& map,
@@ -82,6 +99,7 @@ TaskLayoutRank task_layout_rank(const IslandMap& map, const std::string& node_na
     out.world = p.world();
     out.layout = p.layout().str();
     if (out.rank == 0) out.straddling = straddle_summary(p);
+    out.node_block = node_block(p, in.counts, *me);
     return out;
 }
 

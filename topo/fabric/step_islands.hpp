@@ -55,6 +55,9 @@ struct TaskLayoutRank {
     uint64_t world = 0;
     std::string layout;  // the resolved layout, ParallelLayout::str()
     std::string straddling;  // for the task of rank 0 only (once per step): straddle_summary(), "" when none
+    // The node's position when its ranks are one aligned block (ranks k*n ..
+    // k*n+n-1, n tasks on every node of the step): k. Else unset.
+    std::optional<uint64_t> node_block;
 };
 // `model` (optional): the bytes that choose between stages island by island
 // and whole pipelines together (place_layout's weights).
