@@ -49,6 +49,8 @@ void write_all(int fd, const char* p, size_t n) {
     }
 }
 
+constexpr int kReapPollMs = 500;
+
 double mono_now() {
     timespec ts{};
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -394,13 +396,16 @@ SuperviseResult Loop::run() {
         if (t >= 0) timeout_ms = poll_timeout_ms(std::max(0.0, t - mono_now()));
         if (child_done_) timeout_ms = timeout_ms < 0 ? 50 : std::min(timeout_ms, 50);
         if (sfd < 0) timeout_ms = timeout_ms < 0 ? 20 : std::min(timeout_ms, 20);
+        // SIGCHLD is only a wake-up: the program is reaped at least every
+        // kReapPollMs even if the signal went to another thread of this process.
+        timeout_ms = timeout_ms < 0 ? kReapPollMs : std::min(timeout_ms, kReapPollMs);
         int n = poll(fds, static_cast<nfds_t>(nfds), timeout_ms);
         if (n < 0 && errno != EINTR) break;
         if (sfd >= 0 && n > 0 && (fds[0].revents & POLLIN)) {
             signalfd_siginfo si{};
             while (read(sfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) on_signal(static_cast<int>(si.ssi_signo), static_cast<pid_t>(si.ssi_pid));
         }
-        if (sfd < 0) reap();
+        reap();
         if (stderr_open && n > 0 && (fds[nfds - 1].revents & (POLLIN | POLLHUP | POLLERR))) relay_stderr(false);
         on_timers();
     }

@@ -1,6 +1,7 @@
 // NVML source through the real dlopen path, against the fake libnvidia-ml.so.1.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -144,11 +145,23 @@ TEST_CASE("NVML that never answers: bounded, one reason, later calls answer at o
         Node n;
         merge_nvml(n, s);
         if (n.warnings.size() != 1 || n.warnings[0].find("did not answer within") == std::string::npos) bad |= 16;
+        // The stuck thread must not take a signal sent to the process: the
+        // launcher waits for SIGCHLD on a signalfd with it blocked. SIGWINCH
+        // (ignored by default) blocked here stays pending unless another
+        // thread with it unblocked took it.
+        sigset_t w;
+        sigemptyset(&w);
+        sigaddset(&w, SIGWINCH);
+        sigprocmask(SIG_BLOCK, &w, nullptr);
+        kill(getpid(), SIGWINCH);
+        usleep(300 * 1000);  // time for a thread that does not block it to take it
+        timespec limit{0, 0};
+        if (sigtimedwait(&w, nullptr, &limit) != SIGWINCH) bad |= 32;
         _exit(bad);
     }
     int st = 0;
     REQUIRE(waitpid(pid, &st, 0) == pid);
-    INFO("child status " << st << " (exit bits: 1 available, 2 reason, 4 time, 8 second call, 16 warning)");
+    INFO("child status " << st << " (exit bits: 1 available, 2 reason, 4 time, 8 second call, 16 warning, 32 a signal went to the stuck thread)");
     CHECK(WIFEXITED(st));
     CHECK(WEXITSTATUS(st) == 0);
 }

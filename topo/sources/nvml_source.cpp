@@ -1,6 +1,8 @@
 #include "topo/sources/nvml_source.hpp"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -438,6 +440,13 @@ NvmlSnapshot read_nvml(const std::string& library, double timeout_s) {
     if (!(timeout_s > 0)) timeout_s = kDefaultNvmlTimeoutS;
     timeout_s = std::min(timeout_s, kMaxNvmlTimeoutS);
     auto call = std::make_shared<NvmlCall>();
+    // The reader thread blocks every signal: a detached thread that is still
+    // alive (a hung driver, or one still exiting on a loaded node) must never
+    // take a process-directed signal meant for the caller (the launcher waits
+    // for SIGCHLD and SIGTERM on a signalfd; slurmstepd has its own handlers).
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     try {
         std::thread([call, library] {
             NvmlSnapshot snap = read_nvml_guarded(library);
@@ -447,11 +456,13 @@ NvmlSnapshot read_nvml(const std::string& library, double timeout_s) {
             call->cv.notify_all();
         }).detach();
     } catch (const std::exception& e) {
+        pthread_sigmask(SIG_SETMASK, &old, nullptr);
         NvmlSnapshot snap;
         snap.library = lib;
         snap.reason = std::string("cannot start the NVML reader thread: ") + e.what();
         return snap;
     }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     std::unique_lock<std::mutex> lock(call->m);
     if (call->cv.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return call->done; }))
         return std::move(call->snap);
