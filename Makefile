@@ -150,7 +150,7 @@ $(LAUNCH_LIB): $(call obj,$(LAUNCH_CORE_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(CLI): $(call obj,$(CLI_SRC)) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
+$(CLI): $(call obj,$(CLI_SRC)) $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The plugin exports only plugin_*, slurm_spank_* and spank_options. It carries its own C++
