@@ -235,7 +235,7 @@ fuzz-run: fuzz
 # Install the Debian packages the build and the tests need, when missing.
 DEPS := g++ make pkg-config libhwloc-dev hwloc libxml2-dev catch2 \
         slurmctld slurmd slurm-client libslurm-dev munge python3 procps iproute2 valgrind \
-        graphviz librsvg2-bin man-db python3-torch
+        graphviz librsvg2-bin man-db python3-torch python3-yaml
 deps:
 	@missing=""; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
