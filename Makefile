@@ -36,6 +36,16 @@ SAN      ?=
 PKGS     := hwloc libxml-2.0
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# A fresh machine without the headers: name the Debian packages instead of a compiler error
+# (not for the goals that install them first: deps, check, demo).
+ifeq ($(filter clean deps check demo,$(MAKECMDGOALS)),)
+  MISSING_PKGS := $(strip $(if $(shell command -v pkg-config 2>/dev/null),,pkg-config) \
+      $(if $(shell pkg-config --exists hwloc 2>/dev/null && echo y),,libhwloc-dev) \
+      $(if $(shell pkg-config --exists libxml-2.0 2>/dev/null && echo y),,libxml2-dev))
+  ifneq ($(MISSING_PKGS),)
+    $(error gputopo: missing build dependencies: $(MISSING_PKGS) (run `make deps` as root, or apt-get install $(MISSING_PKGS)))
+  endif
+endif
 
 WARN     := -Wall -Wextra -Werror -Wformat=2 -Wformat-security
 HARDEN   := -fstack-protector-strong -fstack-clash-protection -fcf-protection -D_GLIBCXX_ASSERTIONS
@@ -156,7 +166,7 @@ $(LIB) $(READERS_LIB) $(STEP_LIB) $(SPANK_LIB) $(LAUNCH_LIB):
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(CLI): $(call obj,$(CLI_SRC)) $(LAUNCH_LIB) $(STEP_LIB) $(READERS_LIB) $(LIB)
+$(CLI): $(call obj,$(CLI_SRC)) $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(READERS_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $(call no_readers,$^) $(WITH_READERS) $(LDLIBS)
 
 # The plugin exports only plugin_*, slurm_spank_* and spank_options. It carries its own C++
@@ -231,7 +241,7 @@ fuzz-run: fuzz
 # Install the Debian packages the build and the tests need, when missing.
 DEPS := g++ make pkg-config libhwloc-dev hwloc libxml2-dev catch2 \
         slurmctld slurmd slurm-client libslurm-dev munge python3 procps iproute2 valgrind \
-        graphviz man-db python3-torch
+        graphviz librsvg2-bin man-db python3-torch python3-yaml
 deps:
 	@missing=""; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -266,6 +276,12 @@ bench: all $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 	@for s in $(wildcard bench/*.sh); do echo "== $$s"; bash $$s $(BUILD) || exit 1; done
 
+# The man pages name the paths of a PREFIX=/usr/local install on Debian; installed, they
+# name this install's (PREFIX, Slurm's plugin directory), so a package under /usr says /usr.
+roff_path = $(subst -,\\-,$(1))
+MAN_PATHS = -e 's|/usr/local/|$(call roff_path,$(PREFIX))/|g' \
+            -e 's|/usr/lib/x86_64\\-linux\\-gnu/slurm\\-wlm/gputopo.so|$(call roff_path,$(SLURM_PLUGIN_DIR))/gputopo.so|g'
+
 # Where install puts the plugstack.conf.d snippet (packages: /usr/share/gputopo/plugstack.conf,
 # enabled by the admin with one symlink). An existing, different file is kept and the new one
 # goes beside it as .dist.
@@ -283,7 +299,9 @@ install: all
 	install -D -m 0644 $(READERS) $(DESTDIR)$(READERS_DIR)/gputopo-readers.so
 	install -D -m 0644 $(PLUGIN) $(DESTDIR)$(SLURM_PLUGIN_DIR)/gputopo.so
 	for m in $(wildcard man/*.[158]); do \
-	    install -D -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m#man/}; done
+	    install -d $(DESTDIR)$(PREFIX)/share/man/man$${m##*.}; \
+	    sed $(MAN_PATHS) $$m > $(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m#man/}; \
+	    chmod 0644 $(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m#man/}; done
 	install -d $(DESTDIR)$(PREFIX)/share/doc/gputopo/img
 	for d in $(wildcard docs/*.md); do install -m 0644 $$d $(DESTDIR)$(PREFIX)/share/doc/gputopo/; done
 	for d in $(wildcard docs/img/*); do install -m 0644 $$d $(DESTDIR)$(PREFIX)/share/doc/gputopo/img/; done

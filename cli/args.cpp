@@ -115,7 +115,9 @@ int parse_count(const std::string& option, const std::string& text, int min_valu
 std::string parse_choice(const std::string& option, const std::string& text, const std::vector<std::string>& choices) {
     for (const auto& c : choices)
         if (c == text) return c;
-    throw UsageError("unknown value '" + text + "' for " + option + " (expected " + choice_list(choices) + ")");
+    const std::string near = nearest_word(text, choices);
+    throw UsageError("unknown value '" + text + "' for " + option + " (" + (near.empty() ? "" : "did you mean " + near + "? ") +
+                     "expected " + choice_list(choices) + ")");
 }
 
 std::vector<int> parse_gpu_list(const std::string& option, const std::string& text) {

@@ -17,7 +17,7 @@ namespace gputopo::cli {
 namespace {
 
 std::vector<OptionSpec> plan_options() {
-    return {topology_option(),
+    return {topology_option(), node_option(),
             {"--gpus", "LIST", "allocated GPU indices (PCI bus-id order), e.g. 0-3 or 0,2,5; '' or none: no GPUs "
                                "(default: every GPU)"},
             {"--ntasks", "N", "local tasks (default: allocated GPUs / --gpus-per-task, or one per GPU)"},
@@ -29,7 +29,7 @@ std::vector<OptionSpec> plan_options() {
 }
 
 const char* const kUsage =
-    "usage: gputopo plan [--topology FILE] [--gpus LIST] [--ntasks N] [--gpus-per-task K]\n"
+    "usage: gputopo plan [--topology FILE | --node NAME] [--gpus LIST] [--ntasks N] [--gpus-per-task K]\n"
     "                    [--cpus CPULIST] [--mode none|closest|island] [--whole-cores]\n"
     "                    [--format table|json|svg|dot]\n\n"
     "Prints, per local task, the GPUs, CPUs, memory NUMA nodes, NICs and island the plugin\n"

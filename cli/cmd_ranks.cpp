@@ -2,6 +2,7 @@
 // (topo/fabric/rank_order.hpp): one row per node in rank order, or every variable of
 // one node's tasks with --node.
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <ostream>
 
@@ -15,6 +16,7 @@
 #include "topo/fabric/layout_traffic.hpp"
 #include "topo/output/json_writer.hpp"
 #include "topo/fabric/rank_order.hpp"
+#include "topo/fabric/slurm_islands.hpp"
 #include "topo/output/text_table.hpp"
 
 namespace gputopo::cli {
@@ -25,7 +27,8 @@ std::vector<OptionSpec> ranks_options() {
     return {{"--nodes", "HOSTLIST", "the step's nodes in Slurm's order, e.g. 'gpu[001-064]' (SLURM_STEP_NODELIST)"},
             {"--tasks-per-node", "SPEC", "tasks per node, e.g. 8 or '4(x3),2' (SLURM_STEP_TASKS_PER_NODE; default 1)"},
             {"--islands", "FILE", "gputopo.conf with Island=/BlockName=/TopologyConf= lines"},
-            {"--topology-conf", "FILE", "a Slurm topology.conf read after --islands (tree leaves and blocks)"},
+            {"--topology-conf", "FILE", "a Slurm topology.conf or topology.yaml in place of Slurm's own (default: the one "
+                                "beside SLURM_CONF, else in /etc/slurm, as the plugin reads it)"},
             {"--node", "NAME", "show each task of this node with the variables it gets"},
             {"--layout", "SPEC", "place a parallel layout, e.g. 'tp=8,pp=4[,cp=2,ep=8,order=tp-cp-ep-dp-pp]'"},
             {"--nvlink-domain", "WHAT", "with --layout: node (default), island (NVL72 racks) or GPUs per domain"},
@@ -40,7 +43,9 @@ const char* const kUsage =
     "                     [--layout SPEC [--nvlink-domain node|island|N] [--model SPEC]]\n\n"
     "Prints the island-ordered ranks of a --gpu-topo=island step: islands one after another\n"
     "(in the order of their first node), nodes in Slurm's order within an island. A node no\n"
-    "file names is an island of its own. See gputopo.conf(5).\n"
+    "file names is an island of its own. The islands are the plugin's: --islands as its\n"
+    "islands=, and Slurm's topology.yaml or topology.conf beside SLURM_CONF (else /etc/slurm)\n"
+    "unless --topology-conf names another. See gputopo.conf(5).\n"
     "With --layout, prints the ranks of the layout placement instead (TP/CP/EP groups inside\n"
     "NVLink domains, DP and PP across the fewest islands), the groups that straddle, and with\n"
     "--model the bytes per training step crossing each island's boundary.\n\n";
@@ -264,10 +269,17 @@ int cmd_ranks(const std::vector<std::string>& args, std::ostream& out) {
         throw UsageError(std::string("--tasks-per-node: ") + e.what());
     }
 
-    IslandMap map;
-    if (parsed.has("--islands")) map = load_islands(parsed.get("--islands"));
-    if (parsed.has("--topology-conf")) read_slurm_topology(parsed.get("--topology-conf"), map);
-    map.seal();
+    // The islands the plugin's --gpu-topo=island step would get (load_step_islands): --islands
+    // as its islands=, Slurm's topology.yaml/topology.conf beside SLURM_CONF (else /etc/slurm),
+    // or --topology-conf in its place.
+    auto process_env = [](const std::string& name) -> std::optional<std::string> {
+        const char* v = std::getenv(name.c_str());
+        return v ? std::optional<std::string>(v) : std::nullopt;
+    };
+    StepIslandMap step = load_step_islands(parsed.get("--islands", ""), slurm_config_dir(process_env),
+                                           parsed.get("--topology-conf", ""));
+    const IslandMap& map = step.map;
+    const std::string& sources = step.sources;
 
     if (parsed.has("--layout")) return layout_ranks(parsed, nodes, counts, map, json, out);
     for (const char* o : {"--nvlink-domain", "--model"})
@@ -336,7 +348,7 @@ int cmd_ranks(const std::vector<std::string>& args, std::ostream& out) {
     }
     out << text_columns(rows);
     out << counts.tasks() << " tasks on " << nodes.count() << " nodes in "
-        << (table.empty() ? 0 : table.back().island_index + 1) << " islands\n";
+        << (table.empty() ? 0 : table.back().island_index + 1) << " islands (from " << sources << ")\n";
     return 0;
 }
 

@@ -1,8 +1,19 @@
 #include "cli/input.hpp"
 
-#include <iostream>
+#include <sys/stat.h>
 
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+
+#include "spank/plugstack_args.hpp"
+#include "spank/plugstack_file.hpp"
+#include "spank/topology_cache.hpp"
+#include "step/topology_path.hpp"
+#include "topo/core/errors.hpp"
+#include "topo/fabric/slurm_islands.hpp"
 #include "topo/plan/nic_selection.hpp"
+#include "topo/sources/nic_state.hpp"
 #include "topo/sources/source_merge.hpp"
 #include "topo/sources/topology_loader.hpp"
 
@@ -14,9 +25,52 @@ OptionSpec topology_option() {
 
 OptionSpec format_option() { return {"--format", "table|json", "output format (default: table)"}; }
 
+OptionSpec node_option() {
+    return {"--node", "NAME", "read the topology file or cache the plugin uses for node NAME (plugstack.conf's "
+                              "topology= or cache=, beside SLURM_CONF, else in /etc/slurm)"};
+}
+
+std::string plugin_topology_file(const std::string& node) {
+    auto env = [](const std::string& name) -> std::optional<std::string> {
+        const char* v = std::getenv(name.c_str());
+        return v ? std::optional<std::string>(v) : std::nullopt;
+    };
+    const std::string plugstack = slurm_config_dir(env) + "/plugstack.conf";
+    const auto words = spank::gputopo_plugstack_args(plugstack);
+    if (!words)
+        throw TopologyError("--node " + node + ": " + plugstack +
+                            " loads no gputopo.so (expected a line 'optional PATH/gputopo.so topology=... or cache=...')");
+    spank::PluginConfig config;
+    try {
+        config = spank::parse_plugstack_args(*words);
+    } catch (const ParseError& e) {
+        throw TopologyError("--node " + node + ": " + plugstack + ": " + e.what());
+    }
+    if (!config.topology.empty()) {  // %n and %h both NAME: the file the plugin reads on that node
+        try {
+            return step::expand_path(config.topology, node, node);
+        } catch (const ParseError& e) {
+            throw UsageError("--node " + node + ": " + e.what());
+        }
+    }
+    if (config.cache_dir.empty())
+        throw TopologyError("--node " + node + ": the plugin's line in " + plugstack +
+                            " has neither topology= nor cache=: it discovers each node live; run gputopo on " + node +
+                            " itself, or give --topology FILE");
+    const std::string cached = spank::cache_xml_path(config.cache_dir, node);
+    struct stat st;
+    if (::stat(cached.c_str(), &st) != 0)
+        throw TopologyError("--node " + node + ": no cache file " + cached +
+                            " (the plugin's cache= lives on each node's disk: run gputopo on " + node +
+                            " itself, or give --topology FILE)");
+    return cached;
+}
+
 Node load_node(const ParsedArgs& args) {
-    if (args.has("--topology")) {
-        const std::string path = args.get("--topology");
+    if (args.has("--node") && args.has("--topology")) throw UsageError("--node and --topology exclude each other");
+    if (args.has("--topology") || args.has("--node")) {
+        const std::string path =
+            args.has("--node") ? plugin_topology_file(args.get("--node")) : args.get("--topology");
         if (path.empty()) throw UsageError("empty value for --topology (expected a topology file)");
         Node node = load_topology_file(path);
         // A file's port states count too: say which GPUs lost their nearest

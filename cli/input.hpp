@@ -13,7 +13,13 @@ namespace gputopo::cli {
 // The --topology option every node-reading subcommand accepts.
 OptionSpec topology_option();
 
-// Reads --topology FILE when given, else discovers this machine.
+// --node NAME: the topology the plugin reads for that node (show, plan).
+OptionSpec node_option();
+// The file the plugin's plugstack.conf line names for node NAME: topology= with %n and %h
+// as NAME, else cache=DIR's NAME.xml. Throws TopologyError saying what is missing.
+std::string plugin_topology_file(const std::string& node);
+
+// Reads --topology FILE, or --node NAME's file, when given, else discovers this machine.
 // Throws TopologyError (exit 1) when the file cannot be used.
 Node load_node(const ParsedArgs& args);
 

@@ -1,7 +1,7 @@
 --[[
 gputopo job_submit.lua: `sbatch/salloc --gpu-topo=island[,flags]` asks for the job's
-nodes under one leaf switch (the same as `--switches=1@WAIT`), so that tasks of one
-island share a switch. Requires TopologyPlugin=topology/tree (or another plugin that
+nodes under as few leaf switches as it fits in (`--switches=N@WAIT`, N = ceil(nodes /
+nodes per leaf switch), below), so that tasks of one island share a switch. Requires TopologyPlugin=topology/tree (or another plugin that
 knows switches) and JobSubmitPlugins=lua; put this file beside slurm.conf.
 
 The option reaches job_submit as `_SLURM_SPANK_OPTION_gputopo_gpu_topo=island,...`

@@ -1,8 +1,10 @@
-// gputopo.conf and Slurm's topology.conf (topo/fabric): the first byte picks
-// the reader, the rest is the file; the map is then sealed and queried.
+// gputopo.conf, Slurm's topology.conf and topology.yaml (block and flow style,
+// topo/fabric): the first byte picks the reader, the rest is the file; the map is
+// then sealed and queried.
 #include "fuzz/fuzz_common.hpp"
 #include "topo/fabric/island_map.hpp"
 #include "topo/fabric/island_sources.hpp"
+#include "topo/fabric/slurm_islands.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
@@ -10,7 +12,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     gputopo_fuzz::expect_clean([&] {
         gputopo::IslandMap map;
         std::vector<std::string> confs;
-        if (data[0] & 1)
+        if (data[0] % 3 == 2)
+            gputopo::parse_slurm_topology_yaml(text, "topology.yaml", map);
+        else if (data[0] & 1)
             gputopo::parse_slurm_topology(text, "topology.conf", map);
         else
             gputopo::parse_island_conf(text, "/etc/gputopo/gputopo.conf", map, &confs);

@@ -7,6 +7,11 @@
 stage_install() {
     make -s --no-print-directory -o all install BUILD="$1" DESTDIR="$2" PREFIX="$3" SLURM_PLUGIN_DIR="$4" \
         PLUGSTACK_CONF="$3/share/gputopo/plugstack.conf" >/dev/null
+    # The man pages name this install's paths (Makefile MAN_PATHS), never /usr/local's.
+    if [ "$3" != /usr/local ] && grep -l '/usr/local/' "$2$3"/share/man/man*/* >&2; then
+        echo "packaging: the man pages above name /usr/local/ in a $3 package" >&2
+        return 1
+    fi
 }
 
 # split_debug STAGE DEBUGROOT: every ELF file under STAGE is stripped (shared objects

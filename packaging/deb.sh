@@ -15,7 +15,8 @@ stage=$build/deb/gputopo dbg=$build/deb/gputopo-dbgsym
 rm -rf "$build/deb" && mkdir -p "$stage/DEBIAN" "$dbg/DEBIAN" "$out"
 
 # Debian's Slurm plugin directory (slurm-wlm-basic-plugins holds it and libslurmfull,
-# which srun and slurmstepd load plugins into).
+# which srun and slurmstepd load plugins into). SchedMD's own packages (slurm-smd, plugins in
+# /usr/lib/MULTIARCH/slurm) load it from there too: the plugstack snippet names the full path.
 stage_install "$build" "$stage" /usr "/usr/lib/$multiarch/slurm-wlm"
 split_debug "$stage" "$dbg/usr/lib/debug"
 gzip -9n "$stage"/usr/share/man/man*/*
@@ -40,7 +41,10 @@ install -m 0644 etc/gputopo.conf etc/gputopo-launch.conf etc/job_submit.lua etc/
 install -m 0644 etc/plugstack.conf.d/gputopo.conf "$doc/examples/plugstack-gputopo.conf"
 install -d "$dbg/usr/share/doc" && ln -s gputopo "$dbg/usr/share/doc/gputopo-dbgsym"
 
-# Dependencies: the shared libraries the binaries link, and the Slurm major.
+# Dependencies: the shared libraries the binaries link, and the Slurm major from either
+# Debian's packages (slurm-wlm-basic-plugins) or SchedMD's (slurm-smd, which holds the plugins
+# and libslurmfull; debian/control in SchedMD's tree): the lower bound is an alternative in
+# Depends, the upper bound a Breaks on both, so that neither provider of another major fits.
 next=$(slurm_next_major "$major")
 shlibs=$(shlib_depends "$stage")
 size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
@@ -50,15 +54,17 @@ Version: $debver
 Architecture: $arch
 Maintainer: gputopo maintainers <gputopo@users.noreply.github.com>
 Installed-Size: $size
-Depends: $shlibs, slurm-wlm-basic-plugins (>= $major), slurm-wlm-basic-plugins (<< $next)
+Depends: $shlibs, slurm-wlm-basic-plugins (>= $major) | slurm-smd (>= $major)
+Breaks: slurm-wlm-basic-plugins (>= $next), slurm-smd (>= $next)
 Section: admin
 Priority: optional
 Homepage: https://github.com/gputopo/gputopo
 Description: topology-aware GPU job launch for Slurm $major
  A SPANK plugin (srun/sbatch/salloc --gpu-topo) that binds each task to its
  GPUs, nearest NIC, CPUs and memory; the gputopo CLI (show, plan, doctor) and
- gputopo-launch, a per-task launcher. Built for Slurm $major only: Slurm loads
- a plugin only into the release it was built for. Enable the plugin by linking
+ gputopo-launch, a per-task launcher. Built for Slurm $major only (Debian's
+ slurm-wlm or SchedMD's slurm-smd packages): Slurm loads a plugin only into
+ the release it was built for. Enable the plugin by linking
  /usr/share/gputopo/plugstack.conf into /etc/slurm/plugstack.conf.d/.
 CTL
 ids=$(find "$dbg/usr/lib/debug/.build-id" -name '*.debug' | sed -E 's|.*/([0-9a-f]{2})/([0-9a-f]+)\.debug|\1\2|' | sort | tr '\n' ' ')

@@ -29,7 +29,7 @@ rpmbuild -bb --quiet --define "_topdir $top" --define "_rpmdir $out" --define "_
     --define "_rpmfilename %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm" packaging/gputopo.spec
 rpm=$out/gputopo-$version-1.slurm$major.$(rpm --eval '%{_arch}').rpm
 echo "gputopo: built $rpm (Slurm $major)"
-rpm -qp --requires "$rpm" | grep -E '^slurm'
+rpm -qp --requires "$rpm" | grep -E '^\(*slurm'
 list=$(rpm -qlp "$rpm")
 echo "$list"
 for f in /usr/bin/gputopo /usr/bin/gputopo-launch /usr/lib/gputopo/gputopo-readers.so "$plugdir/gputopo.so" \
@@ -37,5 +37,7 @@ for f in /usr/bin/gputopo /usr/bin/gputopo-launch /usr/lib/gputopo/gputopo-reade
          /usr/share/doc/gputopo/examples/job_submit.lua; do
     grep -qxF "$f" <<< "$list" || { echo "packaging/rpm.sh: $f is not in $rpm" >&2; exit 1; }
 done
-[ "$(rpm -qp --requires "$rpm" | grep -cE "^slurm (>= $major|< $(slurm_next_major "$major"))$")" = 2 ] ||
-    { echo "packaging/rpm.sh: $rpm does not require slurm >= $major, < $(slurm_next_major "$major")" >&2; exit 1; }
+next=$(slurm_next_major "$major")
+want="((slurm >= $major with slurm < $next) or (slurm-ohpc >= $major with slurm-ohpc < $next))"
+rpm -qp --requires "$rpm" | grep -qxF "$want" ||
+    { echo "packaging/rpm.sh: $rpm does not require $want" >&2; exit 1; }

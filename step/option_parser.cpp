@@ -5,6 +5,7 @@
 #include "topo/core/errors.hpp"
 #include "topo/core/strings.hpp"
 #include "topo/fabric/layout_placement.hpp"
+#include "topo/core/suggest.hpp"
 #include "topo/fabric/parallel_layout.hpp"
 
 namespace gputopo::step {
@@ -12,6 +13,33 @@ namespace gputopo::step {
 namespace {
 
 const char* kChoices = "expected none, closest or island; flags: verbose, strict, isolate, share, membind, wholecores, noframework, help";
+
+const std::vector<std::string> kModes = {"none", "closest", "island", "help"};
+const std::vector<std::string> kFlags = {"verbose",    "strict",      "isolate", "share", "membind",
+                                         "wholecores", "noframework", "help"};
+
+// "(did you mean closest? expected ...)" when a known word is near, else "(expected ...)".
+std::string hint(const std::string& word, const std::vector<std::string>& known) {
+    const std::string near = nearest_word(word, known);
+    return std::string(" (") + (near.empty() ? "" : "did you mean " + near + "? ") + kChoices + ")";
+}
+
+// A first word that is (near) a flag: the mode is missing, "did you mean closest,verbose?".
+std::string mode_hint(const std::string& word) {
+    const std::string flag = nearest_word(word, kFlags);
+    if (!nearest_word(word, kModes).empty() || flag.empty()) return hint(word, kModes);
+    return " (a mode comes first: did you mean closest," + flag + "? " + kChoices + ")";
+}
+
+// "closest, verbose" is "closest,verbose": blanks around a comma are not part of a word.
+std::vector<std::string> words_of(const std::string& value) {
+    std::vector<std::string> words = split_fields(value, ',');
+    for (std::string& w : words) {
+        size_t a = w.find_first_not_of(" \t");
+        w = a == std::string::npos ? "" : w.substr(a, w.find_last_not_of(" \t") - a + 1);
+    }
+    return words;
+}
 
 bool mode_from_word(const std::string& w, Mode& m) {
     if (w == "none") m = Mode::None;
@@ -26,13 +54,13 @@ bool mode_from_word(const std::string& w, Mode& m) {
 Options parse_gpu_topo(const std::string& value, const std::string& where) {
     const std::string input = where + value;
     if (value.empty()) throw ParseError("empty value in " + input + " (" + kChoices + ")");
-    std::vector<std::string> words = split_fields(value, ',');
+    std::vector<std::string> words = words_of(value);
     Options o;
     size_t first_flag = 1;
     if (words[0] == "help") {
         o.help = true;
     } else if (!mode_from_word(words[0], o.mode)) {
-        throw ParseError("unknown mode '" + words[0] + "' in " + input + " (" + kChoices + ")");
+        throw ParseError("unknown mode '" + words[0] + "' in " + input + mode_hint(words[0]));
     }
     for (size_t i = first_flag; i < words.size(); ++i) {
         const std::string& w = words[i];
@@ -55,7 +83,7 @@ Options parse_gpu_topo(const std::string& value, const std::string& where) {
             Mode ignored;
             if (mode_from_word(w, ignored))
                 throw ParseError("a second mode '" + w + "' in " + input + " (one mode first, then flags: verbose, strict, isolate, share, membind, wholecores, noframework, help)");
-            throw ParseError("unknown flag '" + w + "' in " + input + " (" + kChoices + ")");
+            throw ParseError("unknown flag '" + w + "' in " + input + hint(w, kFlags));
         }
     }
     if (o.isolate && o.share)

@@ -88,12 +88,19 @@ struct Context {
     const Node* expected = nullptr;
     Node observed;
     NvmlSnapshot nvml;
+    bool offline = false;  // the node is a topology file (doctor --topology), not this machine
 };
 
 DoctorCheck check_nvml(const Context& x) {
     Check k("nvml");
     bool want = has_nvidia(x.observed) || (x.expected && has_nvidia(*x.expected));
     if (!x.nvml.available) {
+        // A file checked where no NVIDIA driver is installed (a login node): no driver to ask.
+        if (want && x.offline && x.nvml.reason.rfind("cannot load ", 0) == 0) {
+            k.c.status = CheckStatus::Skip;
+            return k.done("offline (a topology file): NVML not read here (" + x.nvml.reason +
+                          "); the driver checks need the node itself");
+        }
         if (want) {
             k.fail("NVML not available: " + x.nvml.reason);
             return k.done("");
@@ -214,7 +221,7 @@ DoctorCheck check_fabric(const Context& x) {
 DoctorCheck check_nics(const Context& x) {
     Check k("nics");
     const Node& o = x.observed;
-    int active = 0, rdma = 0;
+    int active = 0, rdma = 0, unknown_state = 0;
     std::map<std::string, double> best_rate;  // link layer -> highest active rate
     for (const auto& n : o.nics)
         for (const auto& p : n.ports)
@@ -226,6 +233,7 @@ DoctorCheck check_nics(const Context& x) {
         bool up = n.usable() && !n.ports.empty();
         bool unknown = std::all_of(n.ports.begin(), n.ports.end(), [](const NicPort& p) { return p.state.empty(); });
         if (up && !unknown) ++active;
+        if (unknown) ++unknown_state;
         const Nic* en = x.expected ? x.expected->nic(n.name) : nullptr;
         if (!n.usable()) {
             std::string d = n.name + ": no port ACTIVE";
@@ -256,6 +264,14 @@ DoctorCheck check_nics(const Context& x) {
         k.c.status = CheckStatus::Skip;
         return k.done("no RDMA NIC");
     }
+    // A port whose state nobody read (an NCCL topology file has none) is not ACTIVE.
+    const std::string unknown_text = std::to_string(unknown_state) + " of " + std::to_string(rdma) +
+                                     " RDMA NIC(s) with port state unknown (not read from sysfs)";
+    if (unknown_state == rdma && k.c.status == CheckStatus::Ok) {
+        k.c.status = CheckStatus::Skip;
+        return k.done(unknown_text);
+    }
+    if (unknown_state > 0) k.warn(unknown_text);
     return k.done(std::to_string(active) + " of " + std::to_string(rdma) + " RDMA NIC(s) with an ACTIVE port");
 }
 
@@ -330,6 +346,7 @@ DoctorReport run_doctor(const DoctorInputs& in) {
         r.checks.push_back(c);
         expected.reset();
     }
+    x.offline = !in.base_topology_file.empty();
     try {
         if (in.base)
             x.observed = *in.base;

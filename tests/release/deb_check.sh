@@ -21,11 +21,14 @@ result "make deb for Slurm $major: $(basename "${deb:-none}"), lintian reports n
 dpkg -i "$deb" > /tmp/dpkg.log 2>&1
 rc=$?
 depends=$(dpkg-query -W -f '${Depends}' gputopo 2>/dev/null)
+breaks=$(dpkg-query -W -f '${Breaks}' gputopo 2>/dev/null)
+next=$(awk -F. '{printf "%s.%02d", $1, $2 + 1}' <<< "$major")
 so=$(dpkg -L gputopo 2>/dev/null | grep '/gputopo\.so$')
-[ "$rc" -eq 0 ] && echo "$depends" | grep -qF "slurm-wlm-basic-plugins (>= $major)" && [ -n "$so" ] &&
+[ "$rc" -eq 0 ] && echo "$depends" | grep -qF "slurm-wlm-basic-plugins (>= $major) | slurm-smd (>= $major)" &&
+    [ "$breaks" = "slurm-wlm-basic-plugins (>= $next), slurm-smd (>= $next)" ] && [ -n "$so" ] &&
     [ "$(stat -c %a "$so")" = 644 ] && file "$so" | grep -q ', stripped' && gputopo --version | grep -q .
-result "dpkg -i: gputopo.so (0644, stripped) in Slurm's plugin dir, Depends pinned to $major" $? \
-    "rc=$rc $(tail -n 3 /tmp/dpkg.log) depends=$depends so=$so"
+result "dpkg -i: gputopo.so (0644, stripped) in Slurm's plugin dir, Depends on Debian's or SchedMD's Slurm $major (Breaks $next)" $? \
+    "rc=$rc $(tail -n 3 /tmp/dpkg.log) depends=$depends breaks=$breaks so=$so"
 
 if cluster_start build; then
     # The admin's one line: the shipped snippet (its cache= replaced by this cluster's topologies).

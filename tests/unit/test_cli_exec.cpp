@@ -154,6 +154,8 @@ TEST_CASE("gputopo bad command lines: one message naming the bad word and the ch
         {{"plan", "--topology", topo, "--gpus", "0,8"}, {"GPU 8", "0-7"}},
         {{"plan", "--topology", topo, "--mode", "fastest"}, {"'fastest'", "--mode", "none, closest or island"}},
         {{"plan", "--topology", topo, "--format", "yaml"}, {"'yaml'", "table, json, svg or dot"}},
+        {{"plan", "--topology", topo, "--mode", "closet"}, {"'closet'", "--mode", "did you mean closest?"}},
+        {{"plan", "--topology", topo, "--format", "jsn"}, {"'jsn'", "did you mean json?", "table, json, svg or dot"}},
         {{"plan", "--topology", topo, "--ntasks", "0"}, {"'0'", "--ntasks"}},
         {{"plan", "--topology", topo, "--ntasks", "two"}, {"'two'", "--ntasks"}},
         {{"plan", "--topology", topo, "--cpus", "4-2"}, {"'4-2'", "--cpus"}},

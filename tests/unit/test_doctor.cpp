@@ -7,6 +7,7 @@
 
 #include "tests/unit/nvml_fake.hpp"
 #include "topo/doctor.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo;
 using gputopo_test::FakeNvmlScenario;
@@ -175,4 +176,27 @@ TEST_CASE("doctor: an unreadable reference is a failed check, not an exception",
     CHECK(json.find("\"ok\": false") != std::string::npos);
     CHECK(json.find("\"name\": \"reference\"") != std::string::npos);
     CHECK(json.find("\"status\": \"fail\"") != std::string::npos);
+}
+
+TEST_CASE("doctor --topology offline: no NVML library is a SKIP, unknown NIC port state is never ACTIVE",
+          "[doctor]") {
+    // The OCI NCCL dump checked on a machine without the NVIDIA driver (a login node).
+    DoctorInputs in;
+    in.base_topology_file =
+        gputopo_test::topology("nccl/oci-BM.GPU.H100.8_8xH100-SXM5_8xCX7-dualport_2xXeon8480+_nccl-dump.xml");
+    in.live.nvml_library = "/nonexistent/libnvidia-ml.so.1";
+    in.live.sysfs_root = "/nonexistent-sysfs-root";
+    DoctorReport r = run_doctor(in);
+    INFO(doctor_table(r));
+    CHECK(status(r, "nvml") == CheckStatus::Skip);
+    CHECK(mentions(r, "nvml", "offline (a topology file)"));
+    CHECK(status(r, "nics") == CheckStatus::Skip);  // 16 NICs, none with a port state
+    CHECK(mentions(r, "nics", "16 of 16 RDMA NIC(s) with port state unknown"));
+    CHECK_FALSE(mentions(r, "nics", "with an ACTIVE port"));
+    CHECK(r.exit_code() == 0);
+    // The same machine live (not a file) without its driver still fails.
+    DoctorInputs live = in;
+    live.base = load_topology_file(in.base_topology_file);
+    live.base_topology_file.clear();
+    CHECK(status(run_doctor(live), "nvml") == CheckStatus::Fail);
 }

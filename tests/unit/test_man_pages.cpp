@@ -17,6 +17,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "launcher/options/options.hpp"
 #include "spank/plugstack_args.hpp"
@@ -362,4 +363,116 @@ TEST_CASE("man pages: every gputopo command and option the CLI accepts, and none
                 CHECK(accepted.count(o));
             }
     }
+}
+
+namespace {
+
+// "[--format table|json]" choice lists in `text` (blanks around | [ ] dropped): option -> "a|b|c".
+std::map<std::string, std::string> choice_lists(std::string text) {
+    text = std::regex_replace(text, std::regex(R"(\s*\|\s*)"), "|");
+    text = std::regex_replace(text, std::regex(R"(\[\s+)"), "[");
+    text = std::regex_replace(text, std::regex(R"(\s+\])"), "]");
+    std::map<std::string, std::string> out;
+    const std::regex re(R"(\[--([a-z][a-z-]*) ([a-z0-9-]+(?:\|[a-z0-9-]+)+)\])");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
+        out[(*it)[1].str()] = (*it)[2].str();
+    return out;
+}
+
+// Each command's SYNOPSIS entry in a page, as plain text: ".SY gputopo" + ".B show" or
+// ".B gputopo doctor" starts one.
+std::map<std::string, std::string> synopsis_entries(const Page& p) {
+    std::map<std::string, std::string> out;
+    bool in = false, pending = false;
+    std::string cmd;
+    std::smatch m;
+    for (const auto& raw : p.lines) {
+        const std::string line = plain(raw);
+        if (raw.rfind(".SH", 0) == 0) {
+            in = raw == ".SH SYNOPSIS";
+            continue;
+        }
+        if (!in) continue;
+        if (raw == ".SY gputopo") {
+            pending = true;
+        } else if (pending && std::regex_match(line, m, std::regex(R"(\.B ([a-z][a-z-]*))"))) {
+            cmd = m[1];
+            pending = false;
+        } else if (std::regex_match(line, m, std::regex(R"(\.B gputopo ([a-z][a-z-]*))"))) {
+            cmd = m[1];
+        } else if (!cmd.empty()) {
+            out[cmd] += std::regex_replace(line, std::regex(R"(^\.[A-Z]+ ?)"), "") + " ";
+        }
+    }
+    return out;
+}
+
+// "a|b|c" as the CLI's messages list it: "a, b or c".
+std::string spoken(const std::string& list) {
+    std::vector<std::string> w;
+    std::stringstream in(list);
+    for (std::string s; std::getline(in, s, '|');) w.push_back(s);
+    std::string out;
+    for (size_t i = 0; i < w.size(); ++i) out += (i == 0 ? "" : i + 1 == w.size() ? " or " : ", ") + w[i];
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("man pages: each SYNOPSIS choice list and documented default is the code's", "[man][cli]") {
+    const std::string cli = gputopo_test::cli_or_skip();
+    if (cli.empty()) return;
+    const std::string topo =
+        gputopo_test::topology("nccl/oci-BM.GPU.H100.8_8xH100-SXM5_8xCX7-dualport_2xXeon8480+_nccl-dump.xml");
+    auto base_args = [&](const std::string& c) -> std::vector<std::string> {
+        if (c == "ranks" || c == "labels") return {c, "--nodes", "n[1-2]"};
+        return {c, "--topology", topo};
+    };
+    size_t lists = 0, defaults = 0;
+    for (const char* name : {"gputopo.1", "gputopo-doctor.8"}) {
+        for (const auto& [cmd, synopsis] : synopsis_entries(page(name))) {
+            auto h = gputopo_test::run_cli(cli, {cmd, "--help"});
+            if (h.rc != 0) continue;  // not a command with options ("help")
+            INFO(name << " SYNOPSIS of " << cmd);
+            const std::string usage = h.out.substr(0, h.out.find("\n\n"));
+            const auto documented = choice_lists(synopsis);
+            CHECK(documented == choice_lists(usage));
+            // What the code accepts: the list its message for a bad value gives.
+            for (const auto& [opt, list] : documented) {
+                INFO("--" << opt << " " << list);
+                std::vector<std::string> args = base_args(cmd);
+                args.insert(args.end(), {"--" + opt, "zzqq"});
+                auto bad = gputopo_test::run_cli(cli, args);
+                CHECK(bad.rc == 2);
+                CHECK(bad.err.find("unknown value 'zzqq' for --" + opt + " (expected " + spoken(list) + ")") !=
+                      std::string::npos);
+                ++lists;
+            }
+            // "(default: X)" in --help: the man page says so, and giving X changes nothing.
+            std::smatch m;
+            const std::regex def(R"(\n  --([a-z][a-z-]*) ([a-z0-9|-]+) +[^\n]*\(default: ([a-z0-9-]+)\))");
+            for (auto it = std::sregex_iterator(h.out.begin(), h.out.end(), def); it != std::sregex_iterator(); ++it) {
+                const std::string opt = (*it)[1], value = (*it)[3];
+                INFO("--" << opt << " default " << value);
+                // The option's own entry: its tag line (".BR --format ...") and what follows, macros dropped.
+                const std::string text = page(name).text;
+                std::smatch tag;
+                REQUIRE(std::regex_search(text, tag, std::regex("\n\\.B[IR]? --" + opt + "\\b")));
+                const std::string entry = std::regex_replace(text.substr(static_cast<size_t>(tag.position(0)) + 1, 400),
+                                                             std::regex(R"(\n\.[A-Z]+ ?)"), " ");
+                INFO(entry);
+                CHECK(std::regex_search(entry, std::regex("default[^.]*\\b" + value + "\\b|\\b" + value +
+                                                          "\\s+\\(the default\\b")));
+                auto without = gputopo_test::run_cli(cli, base_args(cmd));
+                std::vector<std::string> args = base_args(cmd);
+                args.insert(args.end(), {"--" + opt, value});
+                auto with = gputopo_test::run_cli(cli, args);
+                CHECK(without.rc == with.rc);
+                CHECK(without.out == with.out);
+                ++defaults;
+            }
+        }
+    }
+    CHECK(lists >= 6);
+    CHECK(defaults >= 3);
 }

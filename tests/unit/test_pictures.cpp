@@ -120,7 +120,93 @@ std::pair<int, std::string> run_dot(const std::string& text) {
     return {r.rc, r.out};
 }
 
+bool have_rsvg() { return access("/usr/bin/rsvg-convert", X_OK) == 0; }
+
+struct Png {
+    int rc = -1;
+    unsigned width = 0, height = 0;
+};
+
+// Renders `svg` with librsvg (rsvg-convert, as a browser would draw it) and reads the
+// PNG's size from its IHDR chunk.
+Png render_png(const std::string& svg) {
+    char dir[] = "/tmp/gputopo-png-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string in = std::string(dir) + "/p.svg", out = std::string(dir) + "/p.png";
+    std::ofstream(in) << svg;
+    Png png;
+    png.rc = gputopo_test::run_cli("/usr/bin/rsvg-convert", {in, "-o", out}).rc;
+    std::ifstream f(out, std::ios::binary);
+    unsigned char h[24] = {};
+    if (f.read(reinterpret_cast<char*>(h), sizeof h) && h[1] == 'P' && h[2] == 'N' && h[3] == 'G') {
+        png.width = (h[16] << 24) | (h[17] << 16) | (h[18] << 8) | h[19];
+        png.height = (h[20] << 24) | (h[21] << 16) | (h[22] << 8) | h[23];
+    }
+    std::filesystem::remove_all(dir);
+    return png;
+}
+
 }  // namespace
+
+TEST_CASE("svg: every shipped topology renders to PNG within a size and aspect bound; the OCI node reads at 900 px",
+          "[pictures]") {
+    if (!have_rsvg()) {
+        WARN("rsvg-convert (librsvg2-bin) is not installed: pictures are not rendered (make deps installs it)");
+        return;
+    }
+    int rendered = 0;
+    for (const auto& [file, node] : fixtures()) {
+        const std::vector<int> islands = node.gpus.empty() ? std::vector<int>{} : gpu_islands(node);
+        const Plan plan = default_plan(node);
+        for (const Plan* p : {static_cast<const Plan*>(nullptr), node.gpus.empty() ? nullptr : &plan}) {
+            INFO("topology " << file << (p ? " with its plan" : ""));
+            const Png png = render_png(topology_svg(node, islands, p));
+            REQUIRE(png.rc == 0);
+            INFO(png.width << "x" << png.height);
+            // Shown 900 px wide (a README column) text keeps 90 % of its size or more (11 px
+            // stays 10 px); no picture is a banner (wider than 3 times its height) or a tower
+            // (taller than 4 times its width).
+            CHECK(png.width >= 300);
+            CHECK(png.width <= 1000);
+            CHECK(png.width <= 3 * png.height);
+            CHECK(png.height <= 4 * png.width);
+            ++rendered;
+        }
+    }
+    CHECK(rendered >= 60);
+    // The README's picture: the 8-GPU/16-NIC OCI node with its plan reads at 900 px at
+    // 90 % of its size or more (11 px text stays 10 px).
+    const Node oci = load_topology_file(gputopo_test::topology(
+        "nccl/oci-BM.GPU.H100.8_8xH100-SXM5_8xCX7-dualport_2xXeon8480+_nccl-dump.xml"));
+    PlanRequest req;
+    req.gpus = {0, 1, 2, 3, 4, 5, 6, 7};
+    req.ntasks = 8;
+    const Plan plan = make_plan(oci, req);
+    const Png png = render_png(topology_svg(oci, gpu_islands(oci), &plan));
+    INFO(png.width << "x" << png.height);
+    CHECK(png.width <= 1000);
+    CHECK(png.height <= 2 * png.width);
+}
+
+TEST_CASE("pictures: text on every task colour has WCAG AA contrast (4.5:1)", "[pictures]") {
+    for (int t = 0; t < 40; ++t) {
+        INFO("task " << t << " colour " << task_color(t));
+        CHECK(contrast_ratio(ink_on(task_color(t)), task_color(t)) >= 4.5);
+    }
+    CHECK(contrast_ratio("#000000", "#ffffff") == Approx(21.0));
+    CHECK(contrast_ratio("#777777", "#777777") == Approx(1.0));
+    // The chips in a plan's picture carry that ink.
+    const Node oci = load_topology_file(gputopo_test::topology(
+        "nccl/oci-BM.GPU.H100.8_8xH100-SXM5_8xCX7-dualport_2xXeon8480+_nccl-dump.xml"));
+    const Plan plan = default_plan(oci);
+    const std::string svg = topology_svg(oci, gpu_islands(oci), &plan);
+    for (const auto& t : plan.tasks) {
+        const std::string ink = "class=\"chip\" text-anchor=\"middle\" style=\"fill:" + ink_on(task_color(t.task)) + "\">T" +
+                                std::to_string(t.task) + "<";
+        INFO(ink);
+        CHECK(svg.find(ink) != std::string::npos);
+    }
+}
 
 TEST_CASE("svg: every shipped topology draws as well-formed SVG naming every GPU and usable NIC", "[pictures]") {
     REQUIRE(fixtures().size() >= 30);

@@ -356,11 +356,205 @@ TEST_CASE("topology.yaml: the cluster default topology's tree leaves and blocks"
     // Unsupported YAML is one message naming file and line.
     IslandMap bad;
     try {
-        parse_slurm_topology_yaml("- topology: t\n  tree: {switches: []}\n", "x.yaml", bad);
+        parse_slurm_topology_yaml("- topology: t\n  tree: &a\n", "x.yaml", bad);
         FAIL("no error");
     } catch (const ParseError& e) {
         CHECK(std::string(e.what()).rfind("x.yaml:2: ", 0) == 0);
     }
+}
+
+// The islands of a map as "node=island" lines, to compare two readings.
+static std::string islands_of(const IslandMap& map, const std::vector<std::string>& nodes) {
+    std::string out;
+    for (const auto& n : nodes) {
+        size_t i = map.find(n);
+        out += n + "=" + (i == IslandMap::npos ? std::string("-") : map.island(i).name) + "\n";
+    }
+    return out;
+}
+
+TEST_CASE("topology.yaml: flow style reads as the same block style (block_sizes: [2], nested, several lines)",
+          "[islands][slurm-topology]") {
+    std::vector<std::string> nodes;
+    for (int i = 1; i <= 16; ++i) nodes.push_back((i < 10 ? "node0" : "node") + std::to_string(i));
+    IslandMap block_style;
+    read_slurm_topology_yaml(gputopo_test::topology("slurm/slurm-man5-topology.yaml_EXAMPLE.yaml"), block_style);
+    // topology.yaml(5)'s example, its first two topologies in flow style as YAML writers emit it.
+    IslandMap flow_style;
+    parse_slurm_topology_yaml(
+        "- topology: topo1\n  cluster_default: true\n"
+        "  tree: {switches: [{switch: sw_root, children: \"s[1-2]\"},\n"
+        "                    {switch: s1, nodes: \"node[01-02]\"},  # leaf\n"
+        "                    {switch: s2, nodes: 'node[03-04]'}]}\n"
+        "- {topology: topo2, cluster_default: false}\n",
+        "flow.yaml", flow_style);
+    CHECK(islands_of(flow_style, nodes) == islands_of(block_style, nodes));
+    CHECK(flow_style.size() == 2);
+
+    IslandMap blocks;
+    parse_slurm_topology_yaml("- topology: t\n  cluster_default: true\n  block:\n    block_sizes: [2]\n    blocks:\n"
+                              "      - {block: b1, nodes: \"n[1-2]\"}\n      - block: b2\n        nodes: n[3-4]\n",
+                              "b.yaml", blocks);
+    REQUIRE(blocks.size() == 2);
+    CHECK(blocks.island(blocks.find("n2")).name == "b1");
+    CHECK(blocks.island(blocks.find("n3")).name == "b2");
+    // Lists for nodes:, block_sizes: [4, 16] and more: compared with libyaml below.
+
+    // Not YAML, or not closed: one message naming the file and the line.
+    for (const char* text : {"- topology: t\n  tree: {switches: [\n", "- topology: t\n  block: {blocks: [{block: b1 nodes: x]}\n",
+                             "- topology: t\n  block:\n    block_sizes: [2] extra\n"}) {
+        IslandMap bad;
+        INFO(text);
+        try {
+            parse_slurm_topology_yaml(text, "x.yaml", bad);
+            FAIL("no error");
+        } catch (const ParseError& e) {
+            CHECK(std::string(e.what()).rfind("x.yaml:", 0) == 0);
+        }
+    }
+}
+
+TEST_CASE("topology.yaml: the reader gives the islands libyaml (Slurm's YAML parser) reads, on every example",
+          "[islands][slurm-topology]") {
+    if (access("/usr/bin/python3", X_OK) != 0 ||
+        gputopo_test::run_cli("/usr/bin/python3", {"-c", "import yaml; assert yaml.__with_libyaml__"}).rc != 0) {
+        WARN("python3-yaml with libyaml is not installed: the reader is not compared with libyaml (make deps installs it)");
+        return;
+    }
+    const std::string script = gputopo_test::source_dir() + "/tests/unit/yaml_islands.py";
+    std::vector<std::string> samples{
+        gputopo_test::slurp(gputopo_test::topology("slurm/slurm-man5-topology.yaml_EXAMPLE.yaml")),
+        "- topology: t\n  cluster_default: true\n  block:\n    block_sizes: [2]\n    blocks:\n"
+        "      - {block: b1, nodes: \"n[1-2]\"}\n      - block: b2\n        nodes: n[3-4]\n",
+        "- topology: topo1\n  cluster_default: true\n"
+        "  tree: {switches: [{switch: sw_root, children: \"s[1-2]\"},\n"
+        "                    {switch: s1, nodes: \"node[01-02]\"},  # leaf\n"
+        "                    {switch: s2, nodes: 'node[03-04]'}]}\n- {topology: topo2, cluster_default: false}\n",
+        "---\n- topology: a\n  cluster_default: false\n  flat: true\n- topology: b\n  cluster_default: true\n"
+        "  block:\n    block_sizes:\n      - 18\n    blocks: [{block: rack1, nodes: \"gb[001-018]\"}, "
+        "{block: \"rack2\", nodes: [gb019, \"gb[020-036]\"]}]\n",
+        "- topology: t\n  tree:\n    switches:\n      - switch: a\n        nodes: [n1, \"n[2-3]\"]\n"
+        "      - switch: b\n        nodes:\n          - n4\n          - n[5-6]\n",
+        "- topology: t\n  ring:\n    rings: [{ring: r0, nodes: \"n[1-8]\"}]\n",  // no islands
+    };
+    // Not YAML for libyaml either: both refuse.
+    const std::vector<std::string> refused{"- topology: t\n  tree: {switches: [\n",
+                                           "- topology: t\n  block: {blocks: [{block: b1 nodes: x]}\n"};
+    const std::string dir = temp_dir();
+    int n = 0;
+    for (const auto& text : samples) {
+        INFO("sample " << n << ":\n" << text);
+        const std::string file = dir + "/s" + std::to_string(n++) + ".yaml";
+        write_file(file, text);
+        auto oracle = gputopo_test::run_cli("/usr/bin/python3", {script, file});
+        REQUIRE(oracle.rc == 0);
+        IslandMap map;
+        parse_slurm_topology_yaml(text, file, map);
+        std::istringstream lines(oracle.out);
+        size_t islands = 0;
+        for (std::string name, hosts; lines >> name >> hosts; ++islands) {
+            const Hostlist h = Hostlist::parse(hosts);
+            for (uint64_t i = 0; i < h.count(); ++i) {
+                INFO(h.nth(i) << " in " << name);
+                REQUIRE(map.find(h.nth(i)) != IslandMap::npos);
+                CHECK(map.island(map.find(h.nth(i))).name == name);
+            }
+        }
+        CHECK(map.size() == islands);
+    }
+    for (const auto& text : refused) {
+        INFO(text);
+        const std::string file = dir + "/r.yaml";
+        write_file(file, text);
+        CHECK(gputopo_test::run_cli("/usr/bin/python3", {script, file}).rc == 1);
+        IslandMap map;
+        CHECK_THROWS_AS(parse_slurm_topology_yaml(text, file, map), ParseError);
+    }
+    // A known difference, refused with the line named rather than read: anchors and aliases
+    // ("&a" / "*a"), tags and multi-line scalars, which topology.yaml(5) does not use.
+}
+
+TEST_CASE("gputopo ranks reads Slurm's topology.yaml/topology.conf as the plugin does, --topology-conf takes YAML",
+          "[islands][slurm-topology][cli]") {
+    const std::string cli = gputopo_test::cli_or_skip();
+    if (cli.empty()) return;
+    const std::string dir = temp_dir();
+    write_file(dir + "/slurm.conf", "ClusterName=x\n");
+    write_file(dir + "/topology.yaml",
+               "- topology: t\n  cluster_default: true\n  block:\n    block_sizes: [2]\n"
+               "    blocks: [{block: b1, nodes: \"n[1-2]\"}, {block: b2, nodes: \"n[3-4]\"}]\n");
+    const std::vector<std::string> args{"ranks", "--nodes", "n[1-4]", "--tasks-per-node", "2", "--format", "json"};
+    // What the plugin reads on a node of this cluster: the same islands.
+    StepIslandMap plugin = load_step_islands("", dir);
+    REQUIRE(plugin.map.size() == 2);
+    setenv("SLURM_CONF", (dir + "/slurm.conf").c_str(), 1);
+    gputopo_test::CliResult r = gputopo_test::run_cli(cli, args);
+    gputopo_test::CliResult table = gputopo_test::run_cli(cli, {"ranks", "--nodes", "n[1-4]"});
+    unsetenv("SLURM_CONF");
+    REQUIRE(r.rc == 0);
+    gputopo_test::JsonValue v = gputopo_test::JsonParser::parse(r.out);
+    REQUIRE(v["nodes"].arr.size() == 4);
+    for (size_t j = 0; j < 4; ++j) {
+        const std::string node = v["nodes"][j]["node"].str;
+        INFO(node);
+        CHECK(v["nodes"][j]["island_known"].b);
+        CHECK(v["nodes"][j]["island"].str == plugin.map.island(plugin.map.find(node)).name);
+    }
+    CHECK(table.out.find("(alone)") == std::string::npos);
+    CHECK(table.out.find("in 2 islands (from Slurm's " + dir + "/topology.yaml)") != std::string::npos);
+
+    // --topology-conf: a YAML file under any name, in place of Slurm's.
+    write_file(dir + "/other", "# leaves\n- topology: t\n  tree:\n    switches:\n      - switch: leaf\n        nodes: n[1-4]\n");
+    gputopo_test::CliResult other = gputopo_test::run_cli(cli, {"ranks", "--nodes", "n[1-4]", "--topology-conf", dir + "/other"});
+    CHECK(other.rc == 0);
+    CHECK(other.out.find("in 1 islands (from Slurm's " + dir + "/other)") != std::string::npos);
+    // No Slurm topology: every node alone, and the line says so.
+    const std::string empty = temp_dir();
+    setenv("SLURM_CONF", (empty + "/slurm.conf").c_str(), 1);
+    gputopo_test::CliResult none = gputopo_test::run_cli(cli, {"ranks", "--nodes", "n[1-2]"});
+    unsetenv("SLURM_CONF");
+    CHECK(none.out.find("n1 (alone)") != std::string::npos);
+    CHECK(none.out.find("(from none)") != std::string::npos);
+}
+
+TEST_CASE("gputopo show/plan --node NAME read the topology file or cache the plugin's plugstack.conf names",
+          "[cli][spank]") {
+    const std::string cli = gputopo_test::cli_or_skip();
+    if (cli.empty()) return;
+    const std::string fixture =
+        gputopo_test::topology("nccl/oci-BM.GPU.H100.8_8xH100-SXM5_8xCX7-dualport_2xXeon8480+_nccl-dump.xml");
+    const std::string dir = temp_dir();
+    std::filesystem::create_directories(dir + "/plugstack.conf.d");
+    std::filesystem::create_directories(dir + "/nodes");
+    std::filesystem::copy_file(fixture, dir + "/nodes/gpu7.xml");
+    write_file(dir + "/plugstack.conf", "# site plugins\ninclude plugstack.conf.d/*.conf\n");
+    write_file(dir + "/plugstack.conf.d/gputopo.conf",
+               "optional /usr/lib/x86_64-linux-gnu/slurm-wlm/gputopo.so topology=" + dir + "/nodes/%n.xml  # per node\n");
+    setenv("SLURM_CONF", (dir + "/slurm.conf").c_str(), 1);
+    auto by_node = gputopo_test::run_cli(cli, {"plan", "--node", "gpu7", "--format", "json"});
+    auto missing = gputopo_test::run_cli(cli, {"show", "--node", "gpu8"});
+    auto both = gputopo_test::run_cli(cli, {"show", "--node", "gpu7", "--topology", fixture});
+    // cache=: the node's NAME.xml in the cache directory.
+    write_file(dir + "/plugstack.conf.d/gputopo.conf", "required gputopo.so cache=" + dir + "/nodes\n");
+    auto cached = gputopo_test::run_cli(cli, {"plan", "--node", "gpu7", "--format", "json"});
+    write_file(dir + "/plugstack.conf.d/gputopo.conf", "optional /x/gputopo.so default=closest\n");
+    auto live_only = gputopo_test::run_cli(cli, {"show", "--node", "gpu7"});
+    std::filesystem::remove(dir + "/plugstack.conf.d/gputopo.conf");
+    auto no_line = gputopo_test::run_cli(cli, {"show", "--node", "gpu7"});
+    unsetenv("SLURM_CONF");
+    auto by_file = gputopo_test::run_cli(cli, {"plan", "--topology", fixture, "--format", "json"});
+    REQUIRE(by_file.rc == 0);
+    CHECK(by_node.rc == 0);
+    CHECK(by_node.out == by_file.out);
+    CHECK(cached.rc == 0);
+    CHECK(cached.out == by_file.out);
+    CHECK(missing.rc == 1);
+    CHECK(missing.err.find(dir + "/nodes/gpu8.xml") != std::string::npos);
+    CHECK(both.rc == 2);
+    CHECK(live_only.rc == 1);
+    CHECK(live_only.err.find("neither topology= nor cache=") != std::string::npos);
+    CHECK(no_line.rc == 1);
+    CHECK(no_line.err.find(dir + "/plugstack.conf loads no gputopo.so") != std::string::npos);
 }
 
 TEST_CASE("islands without islands=: Slurm's config dir, topology.yaml before topology.conf, islands= adds",

@@ -81,6 +81,23 @@ TEST_CASE("--gpu-topo bad values give one message naming the word and the choice
     CHECK(help_text().find("island") != std::string::npos);
 }
 
+TEST_CASE("--gpu-topo: did you mean for mistyped values, blanks around commas accepted", "[spank]") {
+    CHECK(message_of([] { parse_gpu_topo("closet"); }).find("unknown mode 'closet' in --gpu-topo=closet (did you mean closest?") !=
+          std::string::npos);
+    CHECK(message_of([] { parse_gpu_topo("island,verbos"); }).find("unknown flag 'verbos'") != std::string::npos);
+    CHECK(message_of([] { parse_gpu_topo("island,verbos"); }).find("did you mean verbose?") != std::string::npos);
+    CHECK(message_of([] { parse_gpu_topo("verbos"); }).find("a mode comes first: did you mean closest,verbose?") !=
+          std::string::npos);
+    CHECK(message_of([] { parse_gpu_topo("x"); }).find("did you mean") == std::string::npos);
+    // Blanks around commas: the same options as without them.
+    for (const auto& [spaced, plain] : std::vector<std::pair<std::string, std::string>>{
+             {"closest, verbose", "closest,verbose"}, {" island ,\tstrict , share", "island,strict,share"}}) {
+        INFO("'" << spaced << "'");
+        CHECK(to_string(parse_gpu_topo(spaced)) == plain);
+    }
+    CHECK(message_of([] { parse_gpu_topo("island, ,verbose"); }).find("empty word") != std::string::npos);
+}
+
 TEST_CASE("plugstack.conf arguments", "[spank]") {
     PluginConfig c = parse_plugstack_args({"default=closest,verbose", "topology=/etc/gputopo/%n.xml", "cache=/var/cache/gputopo"});
     CHECK(c.defaults.mode == Mode::Closest);

@@ -103,6 +103,17 @@ TEST_CASE("loader: each bad input gives one message naming the file and what was
         CHECK(contains(msg, expected));
         CHECK(msg.find('\n') == std::string::npos);
     }
+    SECTION("the shipped nvidia-smi topo -m captures: named for what they are") {
+        for (const char* f : {"nvidia-smi/nersc-perlmutter-gpu_4xA100-SXM4_4xSlingshot_topo-m.txt",
+                              "nvidia-smi/vastai-hgx-b200-8x_8xB200_topo-m.txt",
+                              "nvidia-smi/vastai-hgx-h200-8x_8xH200_8xCX-VF_topo-m.txt"}) {
+            const std::string path = gputopo_test::topology(f);
+            const std::string msg = load_error(path);
+            INFO(msg);
+            CHECK(contains(msg, path + " is `nvidia-smi topo -m` output"));
+            CHECK(contains(msg, expected));
+        }
+    }
     SECTION("truncated XML") {
         TempFile f("cut.xml", "<system version=\"1\">\n  <cpu numaid=\"0\" affinity=\"ff\">\n");
         const std::string msg = load_error(f.path());

@@ -45,6 +45,15 @@ struct StepIslandMap {
 // gputopo.conf `islands_conf` ("" when not configured) and Slurm's topology
 // file in `slurm_dir` ("" to skip). Throws TopologyError/ParseError naming
 // the file. With neither, an empty map (sources: "none").
-StepIslandMap load_step_islands(const std::string& islands_conf, const std::string& slurm_dir);
+// `slurm_file` (optional): read this Slurm topology file (topology.conf or topology.yaml,
+// told apart by content) in place of the one in `slurm_dir`, even when gputopo.conf names
+// its own TopologyConf= (gputopo ranks --topology-conf).
+StepIslandMap load_step_islands(const std::string& islands_conf, const std::string& slurm_dir,
+                                const std::string& slurm_file = "");
+
+// A Slurm topology file of either form: YAML (its first line that is not blank or a
+// comment starts with "-" or "---", as topology.yaml(5)'s list of topologies does) or
+// topology.conf (SwitchName=/BlockName= lines).
+void read_slurm_topology_any(const std::string& path, IslandMap& map);
 
 }  // namespace gputopo

@@ -57,7 +57,7 @@ void write_leaf(DotGraph& g, const DeviceTreeNode& t, const std::string& indent)
             pen = "3";
         }
         g.out += indent + "gpu" + std::to_string(gpu.index) + " [label=" + q(label) + ", fillcolor=" + q(fill) +
-                 ", color=\"#558b2f\", penwidth=" + pen + "];\n";
+                 ", fontcolor=" + q(ink_on(fill)) + ", color=\"#558b2f\", penwidth=" + pen + "];\n";
         return;
     }
     const Nic& nic = g.node.nics[static_cast<size_t>(t.index)];
@@ -73,7 +73,7 @@ void write_leaf(DotGraph& g, const DeviceTreeNode& t, const std::string& indent)
         }
     }
     g.out += indent + "nic" + std::to_string(t.index) + " [label=" + q(label) + ", fillcolor=" + q(fill) +
-             ", style=" + q(style) + ", color=" + q(why.empty() ? "#1565c0" : "#9e9e9e") + "];\n";
+             ", fontcolor=" + q(ink_on(fill)) + ", style=" + q(style) + ", color=" + q(why.empty() ? "#1565c0" : "#9e9e9e") + "];\n";
 }
 
 std::string tree_id(const DeviceTreeNode& t) {

@@ -1,6 +1,8 @@
 #include "topo/output/picture_model.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <tuple>
 
@@ -190,6 +192,30 @@ std::string task_color(int task) {
                                           "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"};
     const int n = static_cast<int>(sizeof kColors / sizeof kColors[0]);
     return kColors[((task % n) + n) % n];
+}
+
+namespace {
+
+double relative_luminance(const std::string& color) {
+    unsigned rgb[3] = {0, 0, 0};
+    if (std::sscanf(color.c_str(), "#%2x%2x%2x", &rgb[0], &rgb[1], &rgb[2]) != 3) return 0;
+    double l[3];
+    for (int i = 0; i < 3; ++i) {
+        const double c = rgb[i] / 255.0;
+        l[i] = c <= 0.03928 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+    }
+    return 0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2];
+}
+
+}  // namespace
+
+double contrast_ratio(const std::string& a, const std::string& b) {
+    const double la = relative_luminance(a), lb = relative_luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+std::string ink_on(const std::string& background) {
+    return contrast_ratio(background, "#ffffff") >= contrast_ratio(background, "#000000") ? "#ffffff" : "#000000";
 }
 
 }  // namespace gputopo

@@ -79,4 +79,10 @@ PlanOwners plan_owners(const Plan& plan);
 // A task's colour, "#rrggbb": ten strong colours, then ten light ones, then again.
 std::string task_color(int task);
 
+// The WCAG 2 contrast ratio of two "#rrggbb" colours, 1 (none) to 21 (black on white).
+double contrast_ratio(const std::string& a, const std::string& b);
+// Black or white, whichever contrasts more with `background`: text on a task's colour
+// (at least 4.5:1, WCAG AA, for any colour).
+std::string ink_on(const std::string& background);
+
 }  // namespace gputopo

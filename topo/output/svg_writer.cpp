@@ -17,13 +17,15 @@ namespace {
 
 // Geometry, in SVG user units (pixels at 100%).
 constexpr int kMargin = 20;
-constexpr int kGpuW = 132, kNicW = 112, kLeafH = 76, kLeafGap = 12;
-constexpr int kSwitchW = 150, kSwitchH = 32, kLevelH = 62;
+constexpr int kGpuW = 112, kNicW = 100, kLeafH = 76, kLeafGap = 10;
+constexpr int kSwitchW = 118, kSwitchH = 32, kLevelH = 62;
+constexpr int kBandW = 960;  // a package wider than this is drawn over several bands
 constexpr int kCell = 9, kCellGap = 2, kPad = 10, kMinNumaW = 220;
 constexpr int kNumaHeader = 40, kPkgHeader = 24, kGap = 16;
 constexpr int kCharW = 7;      // average width of an 11px sans-serif character
 constexpr int kMonoCharW = 7;  // width of an 11px monospace character
 constexpr int kBarH = 20, kBarRow = 30;
+constexpr int kRowGap = 8;  // between a NIC and the one hanging under it
 
 const char* const kStyle =
     "text{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;font-size:11px;fill:#263238}"
@@ -65,6 +67,23 @@ std::string font_to_fit(const std::string& s, int width) {
     if (w <= width) return "";
     const int px = std::max(7, static_cast<int>(11.0 * width / w));
     return "font-size:" + std::to_string(px) + "px";
+}
+
+// `text` in lines of at most `width` characters, broken at spaces (a longer word stays
+// whole), continuation lines indented.
+std::vector<std::string> wrap_words(const std::string& text, size_t width) {
+    std::vector<std::string> lines{""};
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find(' ', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string word = text.substr(start, end - start);
+        if (!lines.back().empty() && lines.back().size() + 1 + word.size() > width) lines.push_back("    ");
+        if (!lines.back().empty() && lines.back() != "    ") lines.back() += ' ';
+        lines.back() += word;
+        start = end + 1;
+    }
+    return lines;
 }
 
 // `color` ("#rrggbb") mixed with white: 0 the colour, 1 white.
@@ -115,6 +134,7 @@ struct NumaBox {
     std::string title, subtitle;
     std::vector<CpuSet> cells;             // one per core (or PU)
     const NumaDevices* devices = nullptr;  // may be null
+    std::vector<std::vector<DeviceTreeNode>> rows;  // its device trees, in rows of at most kBandW
     int x = 0, w = 0;
 };
 
@@ -135,18 +155,53 @@ std::string gib(uint64_t bytes) {
 
 int leaf_width(const DeviceTreeNode& t) { return t.kind == DeviceTreeNode::GpuLeaf ? kGpuW : kNicW; }
 
-int subtree_width(const DeviceTreeNode& t) {
-    if (t.children.empty()) return leaf_width(t) + kLeafGap;
-    int w = 0;
-    for (const auto& c : t.children) w += subtree_width(c);
-    return std::max(w, kSwitchW + kLeafGap);
+// Children side by side in columns; two NICs in a row (the ports of one dual-port card,
+// the NICs behind one PCIe switch) share a column, one above the other, so that an
+// 8-GPU/16-NIC node reads at 900 px.
+std::vector<std::vector<const DeviceTreeNode*>> columns(const std::vector<DeviceTreeNode>& kids) {
+    std::vector<std::vector<const DeviceTreeNode*>> cols;
+    for (size_t i = 0; i < kids.size(); ++i) {
+        const bool pair = kids[i].kind == DeviceTreeNode::NicLeaf && kids[i].children.empty() && i + 1 < kids.size() &&
+                          kids[i + 1].kind == DeviceTreeNode::NicLeaf && kids[i + 1].children.empty();
+        if (pair) {
+            cols.push_back({&kids[i], &kids[i + 1]});
+            ++i;
+        } else {
+            cols.push_back({&kids[i]});
+        }
+    }
+    return cols;
 }
 
-int forest_width(const NumaDevices* d) {
+int subtree_width(const DeviceTreeNode& t);
+
+int columns_width(const std::vector<DeviceTreeNode>& kids) {
     int w = 0;
-    if (d)
-        for (const auto& r : d->roots) w += subtree_width(r);
+    for (const auto& col : columns(kids)) w += subtree_width(*col.front());
     return w;
+}
+
+int subtree_width(const DeviceTreeNode& t) {
+    if (t.children.empty()) return leaf_width(t) + kLeafGap;
+    return columns_width(t.children);
+}
+
+// The trees side by side, in as many rows as keep each within `width` (a tree wider than
+// that has a row of its own).
+std::vector<std::vector<DeviceTreeNode>> device_rows(const NumaDevices* d, int width) {
+    std::vector<std::vector<DeviceTreeNode>> rows;
+    if (!d) return rows;
+    int w = 0;
+    for (const auto& r : d->roots) {
+        const int rw = subtree_width(r);
+        if (rows.empty() || (w + rw > width && !rows.back().empty())) {
+            rows.emplace_back();
+            w = 0;
+        }
+        rows.back().push_back(r);
+        w += rw;
+    }
+    return rows;
 }
 
 NumaBox numa_box(const Node& node, int numa, const CpuSet& cpus, uint64_t memory, const NumaDevices* devices) {
@@ -165,12 +220,15 @@ NumaBox numa_box(const Node& node, int numa, const CpuSet& cpus, uint64_t memory
         if (memory > 0) b.subtitle += " | " + gib(memory);
     }
     int text_w = static_cast<int>(std::max(b.title.size(), b.subtitle.size())) * kCharW + 2 * kPad;
-    b.w = std::max({kMinNumaW, forest_width(devices), text_w});
+    b.rows = device_rows(devices, kBandW - 2 * kPad);
+    int rows_w = 0;
+    for (const auto& r : b.rows) rows_w = std::max(rows_w, columns_width(r));
+    b.w = std::max({kMinNumaW, rows_w, text_w});
     return b;
 }
 
 // Packages holding their NUMA nodes, then a box for devices whose NUMA node is
-// unknown or has no CPUs.
+// unknown or has no CPUs. Each is drawn as a band of its own, one under another.
 std::vector<PkgBox> cpu_boxes(const Node& node, const std::vector<NumaDevices>& forest) {
     std::map<int, const NumaDevices*> devices;
     for (const auto& d : forest) devices[d.numa] = &d;
@@ -197,16 +255,28 @@ std::vector<PkgBox> cpu_boxes(const Node& node, const std::vector<NumaDevices>& 
             loose.numas.push_back(numa_box(node, d.numa, CpuSet(), 0, &d));
     if (!loose.numas.empty()) pkgs.push_back(loose);
     pkgs.erase(std::remove_if(pkgs.begin(), pkgs.end(), [](const PkgBox& p) { return p.numas.empty(); }), pkgs.end());
-    int x = kMargin;
+    std::vector<PkgBox> bands;  // a wide package: its NUMA nodes over several bands, each at most kBandW
     for (auto& p : pkgs) {
-        p.x = x;
-        int inner = x + kPad;
+        int w = kPad;
+        bands.push_back({p.title, {}, 0, 0});
+        for (auto& n : p.numas) {
+            if (!bands.back().numas.empty() && w + n.w + kPad > kBandW) {
+                bands.push_back({p.title, {}, 0, 0});
+                w = kPad;
+            }
+            w += n.w + kPad;
+            bands.back().numas.push_back(std::move(n));
+        }
+    }
+    pkgs = std::move(bands);
+    for (auto& p : pkgs) {  // one band per package, each from the left margin
+        p.x = kMargin;
+        int inner = p.x + kPad;
         for (auto& n : p.numas) {
             n.x = inner;
             inner += n.w + kPad;
         }
-        p.w = inner - x;
-        x += p.w + kGap;
+        p.w = inner - p.x;
     }
     return pkgs;
 }
@@ -226,6 +296,7 @@ struct Drawing {
     Canvas edges, boxes;
     std::map<int, std::pair<int, int>> gpu_anchor;  // GPU index -> (centre x, bottom y)
     int leaf_y = 0;
+    bool second_row = false;  // a NIC hangs under another in this band
     int text_right = 0;  // right end of the widest text line drawn below the tree
 };
 
@@ -234,8 +305,9 @@ void task_chips(Drawing& d, int x, int y, const std::vector<int>& tasks) {
     for (size_t i = 0; i < tasks.size() && i < 4; ++i) {
         const std::string label = i == 3 ? "+" + std::to_string(tasks.size() - 3) : "T" + std::to_string(tasks[i]);
         const int w = 10 + static_cast<int>(label.size()) * 6;
-        d.boxes.rect(cx, y - 10, w, 14, "", 3, "fill:" + (i == 3 ? std::string("#607d8b") : task_color(tasks[i])));
-        d.boxes.text(cx + w / 2, y, label, "chip", "middle");
+        const std::string fill = i == 3 ? std::string("#607d8b") : task_color(tasks[i]);
+        d.boxes.rect(cx, y - 10, w, 14, "", 3, "fill:" + fill);
+        d.boxes.text(cx + w / 2, y, label, "chip", "middle", "fill:" + ink_on(fill));
         cx += w + 3;
     }
 }
@@ -287,10 +359,35 @@ void draw_nic(Drawing& d, const Nic& n, int x, int y) {
     d.boxes.rect(x, y, kNicW, kLeafH, usable ? "nic" : "off", 6, style);
     d.boxes.text(x + 8, y + 16, n.name, "b", nullptr, font_to_fit(n.name, kNicW - 16));
     d.boxes.text(x + 8, y + 31, n.pci != PciAddress{} || n.pci_object >= 0 ? n.pci.to_string() : "no PCI address", "m");
-    d.boxes.text(x + 8, y + 46, truncate(port_summary(n), 17), "s");
+    d.boxes.text(x + 8, y + 46, truncate(port_summary(n), 14), "s");
     if (!tasks.empty()) task_chips(d, x + 8, y + 65, tasks);
     else if (usable) d.boxes.text(x + 8, y + 64, "usable", "ok");
-    else d.boxes.text(x + 8, y + 64, truncate(nic_unusable_reason(n), 17), "bad");
+    else d.boxes.text(x + 8, y + 64, truncate(nic_unusable_reason(n), 14), "bad");
+}
+
+int place(Drawing& d, const DeviceTreeNode& t, int x);
+
+// The top of a placed subtree (a leaf's top or its switch's top).
+int top_of(const Drawing& d, const DeviceTreeNode& t) {
+    return t.children.empty() ? d.leaf_y : d.leaf_y - switch_depth(t) * kLevelH;
+}
+
+// Places `kids` in columns from x: a column's second NIC hangs under the first, joined to
+// it. Returns each column's (centre x, top y) to connect the parent to.
+std::vector<std::pair<int, int>> place_columns(Drawing& d, const std::vector<DeviceTreeNode>& kids, int x) {
+    std::vector<std::pair<int, int>> tops;
+    for (const auto& col : columns(kids)) {
+        const int centre = place(d, *col.front(), x);
+        tops.emplace_back(centre, top_of(d, *col.front()));
+        if (col.size() > 1) {
+            const int lower = d.leaf_y + kLeafH + kRowGap;
+            draw_nic(d, d.node.nics[static_cast<size_t>(col[1]->index)], x + kLeafGap / 2, lower);
+            d.edges.elbow(centre, d.leaf_y + kLeafH, centre, lower);
+            d.second_row = true;
+        }
+        x += subtree_width(*col.front());
+    }
+    return tops;
 }
 
 // Places the subtree with its left edge at x; returns its centre x.
@@ -302,15 +399,7 @@ int place(Drawing& d, const DeviceTreeNode& t, int x) {
         else draw_nic(d, d.node.nics[static_cast<size_t>(t.index)], left, d.leaf_y);
         return left + leaf_width(t) / 2;
     }
-    int children_w = 0;
-    for (const auto& c : t.children) children_w += subtree_width(c);
-    int cx = x + (width - children_w) / 2;
-    std::vector<std::pair<int, int>> tops;  // child centre, child top
-    for (const auto& c : t.children) {
-        const int centre = place(d, c, cx);
-        tops.emplace_back(centre, c.children.empty() ? d.leaf_y : d.leaf_y - switch_depth(c) * kLevelH);
-        cx += subtree_width(c);
-    }
+    const std::vector<std::pair<int, int>> tops = place_columns(d, t.children, x + (width - columns_width(t.children)) / 2);
     const int centre = (tops.front().first + tops.back().first) / 2;
     const int y = d.leaf_y - switch_depth(t) * kLevelH;
     for (const auto& top : tops) d.edges.elbow(centre, y + kSwitchH, top.first, top.second);
@@ -383,10 +472,30 @@ int draw_islands(Drawing& d, int y0) {
                         std::to_string(y) + "\" style=\"stroke:" + color + ";stroke-width:2;fill:none\"/>\n");
         }
         d.boxes.rect(lo, y, hi - lo, kBarH, "", kBarH / 2, "fill:" + color);
-        d.boxes.text(mid, y + 14, label, "bar", "middle");
+        d.boxes.text(mid, y + 14, label, "bar", "middle", "fill:" + ink_on(color));
         bottom = std::max(bottom, y + kBarH);
     }
     return bottom;
+}
+
+// One core: a square, split into one strip per hardware thread (SMT pairs show as two
+// halves), each in the colour of the task that has that thread.
+void draw_core(Drawing& d, const CpuSet& pus, int x, int y) {
+    const std::vector<int> threads = pus.to_vector();
+    auto fill = [&](int pu) {
+        auto it = d.plan ? d.owners.pu_task.find(pu) : d.owners.pu_task.end();
+        return it != d.owners.pu_task.end() ? "fill:" + task_color(it->second) : std::string();
+    };
+    if (threads.size() < 2) {
+        d.boxes.rect(x, y, kCell, kCell, "core", 2, threads.empty() ? std::string() : fill(threads.front()));
+        return;
+    }
+    const int n = static_cast<int>(std::min<size_t>(threads.size(), 4));
+    const int strip = std::max(1, (kCell - (n - 1)) / n);  // 1 px of the NUMA box between strips
+    for (int i = 0; i < n; ++i) {
+        const int left = x + i * (strip + 1);
+        d.boxes.rect(left, y, i == n - 1 ? x + kCell - left : strip, kCell, "core", 1, fill(threads[static_cast<size_t>(i)]));
+    }
 }
 
 void draw_cpus(Drawing& d, const std::vector<PkgBox>& pkgs, int y, int numa_h) {
@@ -402,31 +511,37 @@ void draw_cpus(Drawing& d, const std::vector<PkgBox>& pkgs, int y, int numa_h) {
             for (size_t i = 0; i < n.cells.size(); ++i) {
                 const int cx = n.x + kPad + static_cast<int>(i % static_cast<size_t>(cols)) * (kCell + kCellGap);
                 const int cy = ny + kNumaHeader + static_cast<int>(i / static_cast<size_t>(cols)) * (kCell + kCellGap);
-                std::string style;
-                if (d.plan) {
-                    for (int pu : n.cells[i].to_vector()) {
-                        auto it = d.owners.pu_task.find(pu);
-                        if (it != d.owners.pu_task.end()) {
-                            style = "fill:" + task_color(it->second);
-                            break;
-                        }
-                    }
-                }
-                d.boxes.rect(cx, cy, kCell, kCell, "core", 2, style);
+                draw_core(d, n.cells[i], cx, cy);
             }
         }
     }
 }
 
 // The plan as a table under the picture, one colour swatch per task.
-int draw_plan_legend(Drawing& d, int y) {
+// The plan's header, "Plan: mode closest, 8 tasks, node NICs a,b,...", in lines of at most
+// `width`: a long NIC list wraps after a comma instead of widening the picture.
+std::vector<std::string> legend_header(const Plan& plan, int width) {
+    std::vector<std::string> lines{std::string("Plan: mode ") + mode_name(plan.mode) + ", " +
+                                   std::to_string(plan.tasks.size()) + " task" + (plan.tasks.size() == 1 ? "" : "s") +
+                                   ", node NICs "};
+    if (plan.node_nics.empty()) lines.back() += "none";
+    for (size_t i = 0; i < plan.node_nics.size(); ++i) {
+        const std::string word = plan.node_nics[i] + (i + 1 < plan.node_nics.size() ? "," : "");
+        if (static_cast<int>((lines.back().size() + word.size()) * kCharW) > width && lines.back().size() > 12)
+            lines.push_back("  ");
+        lines.back() += word;
+    }
+    return lines;
+}
+
+int draw_plan_legend(Drawing& d, int y, int header_width) {
     const Plan& plan = *d.plan;
-    const std::string header = std::string("Plan: mode ") + mode_name(plan.mode) + ", " +
-                               std::to_string(plan.tasks.size()) + " task" + (plan.tasks.size() == 1 ? "" : "s") +
-                               ", node NICs " +
-                               (plan.node_nics.empty() ? std::string("none") : join_strings(plan.node_nics, ","));
-    d.boxes.text(kMargin, y + 14, header, "b");
-    d.text_right = std::max(d.text_right, kMargin + static_cast<int>(header.size()) * kCharW);
+    for (const std::string& line : legend_header(plan, header_width)) {
+        d.boxes.text(kMargin, y + 14, line, "b");
+        d.text_right = std::max(d.text_right, kMargin + static_cast<int>(line.size()) * kCharW);
+        y += 16;
+    }
+    y -= 16;
     const std::vector<std::vector<std::string>> rows = plan_rows(plan);
     std::vector<size_t> width(rows.front().size(), 1);
     for (const auto& r : rows)
@@ -442,16 +557,22 @@ int draw_plan_legend(Drawing& d, int y) {
         d.text_right = std::max(d.text_right, x);
         ry += 16;
     }
-    for (const auto& n : plan.notes) {
-        d.boxes.text(kMargin, ry + 4, "note: " + n, "s");
-        ry += 16;
-    }
+    for (const auto& n : plan.notes)
+        for (const std::string& line : wrap_words("note: " + n, static_cast<size_t>(header_width / 6))) {
+            d.boxes.text(kMargin, ry + 4, line, "s");
+            d.text_right = std::max(d.text_right, kMargin + static_cast<int>(line.size()) * 6);
+            ry += 16;
+        }
     return ry;
 }
 
 int draw_key(Drawing& d, int y) {
     int x = kMargin;
     auto item = [&](const std::string& cls, const std::string& style, const std::string& label) {
+        if (x > kMargin && x + 48 + static_cast<int>(label.size()) * 6 > kBandW) {  // wrap, never widen
+            x = kMargin;
+            y += 20;
+        }
         d.boxes.rect(x, y, 22, 14, cls, 3, style);
         d.boxes.text(x + 28, y + 11, label, "s");
         x += 48 + static_cast<int>(label.size()) * 6;
@@ -462,8 +583,41 @@ int draw_key(Drawing& d, int y) {
     item("off", "", "NIC not used (down, storage, no RDMA)");
     item("sw", "", "PCIe switch / host bridge");
     item("", "fill:" + island_color("NVLink"), "GPU island");
-    item("core", "", "CPU core");
+    item("core", "", "CPU core (halves: its hardware threads)");
     return y + 20;
+}
+
+// One package: its CPU box, the devices of its NUMA nodes under it, and the GPU islands
+// of those devices (an island across packages has a bar in each band). Returns the bottom.
+int draw_band(Drawing& d, const PkgBox& p, int y, int& right) {
+    int numa_rows = 0;
+    size_t device_rows = 0;
+    for (const auto& n : p.numas) {
+        numa_rows = std::max(numa_rows, cell_rows(n));
+        device_rows = std::max(device_rows, n.rows.size());
+    }
+    const int numa_h = kNumaHeader + numa_rows * (kCell + kCellGap) + kPad;
+    draw_cpus(d, {p}, y, numa_h);
+    right = std::max(right, p.x + p.w);
+    int bottom = y + kPkgHeader + numa_h;
+    for (size_t row = 0; row < device_rows; ++row) {  // each row under the one before
+        int depth = 0;
+        for (const auto& n : p.numas)
+            if (row < n.rows.size())
+                for (const auto& r : n.rows[row]) depth = std::max(depth, switch_depth(r));
+        const int from = bottom;  // where the row's connectors start
+        d.leaf_y = from + kPad + 36 + depth * kLevelH;
+        d.second_row = false;
+        d.gpu_anchor.clear();
+        for (const auto& n : p.numas) {
+            if (row >= n.rows.size()) continue;
+            const auto tops = place_columns(d, n.rows[row], n.x + (n.w - columns_width(n.rows[row])) / 2);
+            if (row > 0) d.boxes.text(n.x, from + 14, n.title + ", continued", "s");
+            for (const auto& t : tops) d.edges.elbow(t.first, row == 0 ? from : from + 20, t.first, t.second);
+        }
+        bottom = draw_islands(d, d.leaf_y + kLeafH + (d.second_row ? kRowGap + kLeafH : 0));
+    }
+    return bottom;
 }
 
 }  // namespace
@@ -471,7 +625,7 @@ int draw_key(Drawing& d, int y) {
 std::string topology_svg(const Node& node, const std::vector<int>& islands, const Plan* plan) {
     const std::vector<NumaDevices> forest = device_forest(node);
     const std::vector<PkgBox> pkgs = cpu_boxes(node, forest);
-    Drawing d{node, islands, plan, plan ? plan_owners(*plan) : PlanOwners{}, {}, {}, {}, 0, 0};
+    Drawing d{node, islands, plan, plan ? plan_owners(*plan) : PlanOwners{}, {}, {}, {}, 0, false, 0};
 
     int usable = 0;
     for (const auto& n : node.nics) usable += n.usable() ? 1 : 0;
@@ -482,44 +636,23 @@ std::string topology_svg(const Node& node, const std::vector<int>& islands, cons
                                  count_of(static_cast<size_t>(node.cpus.count()), "CPU") +
                                  (node.source.empty() ? std::string() : " | " + node.source);
     d.boxes.text(kMargin, 28, title, "t");
-    d.boxes.text(kMargin, 47, subtitle, "st");
 
-    int numa_rows = 0;
-    for (const auto& p : pkgs)
-        for (const auto& n : p.numas) numa_rows = std::max(numa_rows, cell_rows(n));
-    const int numa_h = kNumaHeader + numa_rows * (kCell + kCellGap) + kPad;
-    const int pkg_y = 62;
-    draw_cpus(d, pkgs, pkg_y, numa_h);
-    const int numa_bottom = pkg_y + kPkgHeader + numa_h;
-
-    int depth = 0;
-    for (const auto& g : forest)
-        for (const auto& r : g.roots) depth = std::max(depth, switch_depth(r));
-    d.leaf_y = numa_bottom + kPad + 36 + depth * kLevelH;
     int right = kMargin;
-    for (const auto& p : pkgs) {
-        right = std::max(right, p.x + p.w);
-        for (const auto& n : p.numas) {
-            if (!n.devices) continue;
-            int x = n.x + (n.w - forest_width(n.devices)) / 2;
-            for (const auto& r : n.devices->roots) {
-                const int centre = place(d, r, x);
-                const int top = r.children.empty() ? d.leaf_y : d.leaf_y - switch_depth(r) * kLevelH;
-                d.edges.elbow(centre, numa_bottom, centre, top);
-                x += subtree_width(r);
-            }
+    int y = 62;
+    for (const auto& p : pkgs) y = draw_band(d, p, y, right) + kGap;
+    y += 8;
+    y = plan ? draw_plan_legend(d, y, std::max(right, 700) - kMargin) + 8 : draw_key(d, y);
+    const size_t wrap = static_cast<size_t>((std::max(right, 700) - kMargin) / 6);
+    for (const auto& w : node.warnings)
+        for (const std::string& line : wrap_words("warning: " + w, wrap)) {
+            d.boxes.text(kMargin, y + 12, line, "w");
+            d.text_right = std::max(d.text_right, kMargin + static_cast<int>(line.size()) * 6);
+            y += 16;
         }
-    }
-    int y = d.leaf_y + kLeafH;
-    y = draw_islands(d, y) + 24;
-    y = plan ? draw_plan_legend(d, y) + 8 : draw_key(d, y);
-    for (const auto& w : node.warnings) {
-        d.boxes.text(kMargin, y + 12, "warning: " + w, "w");
-        d.text_right = std::max(d.text_right, kMargin + static_cast<int>(w.size() + 9) * 6);
-        y += 16;
-    }
     int width = std::max(right, d.text_right) + kMargin;
-    width = std::max(width, static_cast<int>(subtitle.size()) * kCharW + 2 * kMargin);
+    width = std::max(width, static_cast<int>(text_width(title, 17)) + 2 * kMargin);
+    // The subtitle (with the topology file's path) is shortened to the picture, never widens it.
+    d.boxes.text(kMargin, 47, fit_text(subtitle, 12, width - 2 * kMargin), "st");
     const int height = y + kMargin;
 
     std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";

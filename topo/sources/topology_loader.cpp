@@ -42,6 +42,10 @@ bool blank(const std::string& s) {
 Node load_topology_file(const std::string& path) {
     const std::string text = read_whole_file(path);
     if (blank(text)) fail(path, std::string("is empty; ") + kExpected);
+    if (text.find("CPU Affinity") != std::string::npos && text.find("GPU0") != std::string::npos &&
+        text.find('<') == std::string::npos)
+        fail(path, std::string("is `nvidia-smi topo -m` output: a GPU matrix without PCI addresses, NICs' "
+                               "buses or CPU packages, which no plan can be made from; ") + kExpected);
     XmlDocument doc(text, path);
     if (!doc.ok()) fail(path, "is not XML (" + doc.error() + "); " + kExpected);
     const std::string root = doc.root().name();

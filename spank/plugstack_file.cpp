@@ -1,0 +1,62 @@
+#include "spank/plugstack_file.hpp"
+
+#include <glob.h>
+
+#include <sstream>
+
+#include "topo/core/conf_lines.hpp"
+#include "topo/core/errors.hpp"
+
+namespace gputopo::spank {
+
+namespace {
+
+struct Reader {
+    int files = 0;
+
+    std::optional<std::vector<std::string>> read(const std::string& path, int depth) {
+        if (++files > kMaxIncludes)
+            throw TopologyError(path + ": more than " + std::to_string(kMaxIncludes) +
+                                " files included from plugstack.conf (expected a plugstack.conf as spank(8) has it)");
+        std::istringstream in(read_text_file(path, "plugstack.conf"));
+        const size_t slash = path.rfind('/');
+        const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+        for (std::string line; std::getline(in, line);) {
+            const size_t hash = line.find('#');
+            if (hash != std::string::npos) line.resize(hash);
+            std::istringstream words(line);
+            std::vector<std::string> w;
+            for (std::string s; words >> s;) w.push_back(s);
+            if (w.size() < 2) continue;
+            if (w[0] == "include") {
+                if (depth >= kMaxIncludeDepth) continue;
+                if (auto found = include(w[1][0] == '/' ? w[1] : dir + "/" + w[1], depth)) return found;
+            } else if ((w[0] == "required" || w[0] == "optional") &&
+                       (w[1] == "gputopo.so" || (w[1].size() > 11 && w[1].compare(w[1].size() - 11, 11, "/gputopo.so") == 0))) {
+                return std::vector<std::string>(w.begin() + 2, w.end());
+            }
+        }
+        return std::nullopt;
+    }
+
+    std::optional<std::vector<std::string>> include(const std::string& pattern, int depth) {
+        glob_t g{};
+        const int rc = ::glob(pattern.c_str(), 0, nullptr, &g);
+        std::vector<std::string> paths;
+        if (rc == 0)
+            for (size_t i = 0; i < g.gl_pathc; ++i) paths.emplace_back(g.gl_pathv[i]);
+        ::globfree(&g);
+        for (const auto& p : paths)
+            if (auto found = read(p, depth + 1)) return found;
+        return std::nullopt;
+    }
+};
+
+}  // namespace
+
+std::optional<std::vector<std::string>> gputopo_plugstack_args(const std::string& plugstack_conf) {
+    Reader r;
+    return r.read(plugstack_conf, 0);
+}
+
+}  // namespace gputopo::spank
