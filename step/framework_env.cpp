@@ -84,7 +84,7 @@ int master_port(unsigned long long job_id, unsigned long long step_id, int lo, i
 }
 
 std::string step_first_node(const Getenv& get) {
-    auto nodes = first_set(get, {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"});
+    auto nodes = first_set(get, {env::kSlurmStepNodelist, env::kSlurmJobNodelist, env::kSlurmNodelist});
     return nodes ? first_host(*nodes) : std::string();
 }
 
@@ -249,8 +249,8 @@ std::string node_addr_from_conf(const std::string& text, const std::string& name
 }
 
 std::string read_local_slurm_conf() {
-    const char* env = std::getenv("SLURM_CONF");
-    const std::string path = env && *env ? env : "/etc/slurm/slurm.conf";
+    const char* conf = std::getenv(env::kSlurmConf);
+    const std::string path = conf && *conf ? conf : "/etc/slurm/slurm.conf";
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return "";
     struct stat st {};
@@ -349,18 +349,18 @@ std::pair<int, std::string> run_bounded(const std::vector<std::string>& argv, do
 void torchrun_env(const Getenv& get, const FrameworkInputs& in, std::vector<EnvVar>& out) {
     auto first = [&](std::initializer_list<const char*> names) { return first_set(get, names); };
     auto add = [&](const char* name, const std::string& value) { out.push_back({name, value, true}); };
-    if (auto v = first({"SLURM_NODEID"})) {
+    if (auto v = first({env::kSlurmNodeid})) {
         add(env::kGroupRank, *v);
         add(env::kNodeRank, *v);
     }
-    if (auto v = first({"SLURM_STEP_NUM_NODES", "SLURM_JOB_NUM_NODES", "SLURM_NNODES"})) add(env::kGroupWorldSize, *v);
-    if (auto v = first({"SLURM_PROCID"})) add(env::kRoleRank, *v);
-    if (auto v = first({"SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"})) add(env::kRoleWorldSize, *v);
-    if (first({"SLURM_PROCID"})) add(env::kRoleName, "default");
-    auto job = first({"SLURM_JOB_ID", "SLURM_JOBID"});
+    if (auto v = first({env::kSlurmStepNumNodes, env::kSlurmJobNumNodes, env::kSlurmNnodes})) add(env::kGroupWorldSize, *v);
+    if (auto v = first({env::kSlurmProcid})) add(env::kRoleRank, *v);
+    if (auto v = first({env::kSlurmStepNumTasks, env::kSlurmNtasks})) add(env::kRoleWorldSize, *v);
+    if (first({env::kSlurmProcid})) add(env::kRoleName, "default");
+    auto job = first({env::kSlurmJobId, env::kSlurmJobid});
     if (job) {
         add(env::kTorchelasticRunId, *job);
-        add(env::kTorchelasticRestartCount, first({"SLURM_RESTART_COUNT"}).value_or("0"));
+        add(env::kTorchelasticRestartCount, first({env::kSlurmRestartCount}).value_or("0"));
     }
     if (in.max_restarts >= 0) add(env::kTorchelasticMaxRestarts, std::to_string(in.max_restarts));
     if (!in.error_file.empty()) add(env::kTorchelasticErrorFile, in.error_file);
@@ -371,24 +371,24 @@ std::vector<EnvVar> framework_env(const Getenv& get, const FrameworkInputs& in) 
     auto first = [&](std::initializer_list<const char*> names) { return first_set(get, names); };
     auto add = [&](const char* name, const std::string& value) { out.push_back({name, value, true}); };
 
-    if (auto v = first({"SLURM_PROCID"})) add(env::kRankVar, *v);
-    if (auto v = first({"SLURM_LOCALID"})) add(env::kLocalRank, *v);
-    if (auto v = first({"SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"})) add(env::kWorldSize, *v);
-    if (auto tpn = first({"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"})) {
+    if (auto v = first({env::kSlurmProcid})) add(env::kRankVar, *v);
+    if (auto v = first({env::kSlurmLocalid})) add(env::kLocalRank, *v);
+    if (auto v = first({env::kSlurmStepNumTasks, env::kSlurmNtasks})) add(env::kWorldSize, *v);
+    if (auto tpn = first({env::kSlurmStepTasksPerNode, env::kSlurmTasksPerNode})) {
         unsigned long long node = 0;
-        if (auto id = first({"SLURM_NODEID"}); id && parse_uint(*id, node))
+        if (auto id = first({env::kSlurmNodeid}); id && parse_uint(*id, node))
             add(env::kLocalWorldSize, std::to_string(tasks_on_node(*tpn, static_cast<int>(node))));
     }
     if (!in.master_addr.empty())
         add(env::kMasterAddr, in.master_addr);
-    else if (auto nodes = first({"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}))
+    else if (auto nodes = first({env::kSlurmStepNodelist, env::kSlurmJobNodelist, env::kSlurmNodelist}))
         add(env::kMasterAddr, first_host(*nodes));
     unsigned long long job = 0, step = 0;
-    auto job_text = first({"SLURM_JOB_ID", "SLURM_JOBID"});
+    auto job_text = first({env::kSlurmJobId, env::kSlurmJobid});
     if (!in.master_port.empty()) {
         add(env::kMasterPort, in.master_port);
     } else if (job_text && parse_uint(*job_text, job)) {
-        if (auto s = first({"SLURM_STEP_ID", "SLURM_STEPID"})) parse_uint(*s, step);
+        if (auto s = first({env::kSlurmStepId, env::kSlurmStepid})) parse_uint(*s, step);
         add(env::kMasterPort, std::to_string(master_port(job, step, in.master_port_min, in.master_port_max)));
     }
     torchrun_env(get, in, out);
