@@ -14,12 +14,18 @@
 #include "topo/core/errors.hpp"
 #include "topo/fabric/slurm_islands.hpp"
 #include "topo/plan/task_env.hpp"
+#include "topo/sources/node_refine.hpp"
 #include "topo/sources/source_merge.hpp"
 #include "topo/sources/topology_loader.hpp"
 
 namespace gputopo::launch {
 
-Node load_node(const std::string& path) { return path.empty() ? discover_live() : load_topology_file(path); }
+Node load_node(const std::string& path) {
+    if (path.empty()) return discover_live();
+    Node node = load_topology_file(path);
+    refine_file_on_this_node(node);  // the launcher runs on the node the file describes
+    return node;
+}
 
 namespace {
 
