@@ -67,7 +67,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 bool any_value_is_pci_address(const std::map<std::string, std::string>& env) {
     for (const auto& [name, value] : env) {
-        if (name == env::kGpuPci || name == env::kNic) continue;  // gputopo's own record, not a device name
+        if (name == env::kGpuPci) continue;  // the GPUs' bus ids, gputopo's own record
         std::string v = value;
         if (!v.empty() && v[0] == '=') v.erase(0, 1);
         for (auto item : split(v, ',')) {

@@ -97,7 +97,10 @@ std::vector<EnvVar> task_env(const Node& node, const Plan& plan, int task, const
     ours(env::kGpuPci, join_strings(pci));
     ours(env::kCpus, b.cpus.to_list());
     ours(env::kMems, join_ints(b.mems));
-    ours(env::kNic, join_strings(b.nics));
+    std::vector<std::string> named;  // a NIC known only by its PCI address is no name to hand a task
+    for (const auto& n : b.nics)
+        if (is_device_name(n)) named.push_back(n);
+    ours(env::kNic, join_strings(named));
     if (b.island >= 0) ours(env::kIsland, std::to_string(b.island));
 
     if (!b.gpus.empty()) {

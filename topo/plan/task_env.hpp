@@ -5,7 +5,8 @@
 // Rules
 // - GPUTOPO_MODE, GPUTOPO_GPUS (GPU indices), GPUTOPO_GPU_PCI, GPUTOPO_CPUS,
 //   GPUTOPO_MEMS, GPUTOPO_NIC (the task's NICs, nearest first),
-//   GPUTOPO_ISLAND: always ours, always set (omitted when empty).
+//   GPUTOPO_ISLAND: always ours, always set (omitted when empty); GPUTOPO_NIC
+//   names only NICs with a device name (never a PCI address).
 // - GPU visibility. Shared view (default for one GPU per task): every task of
 //   the node sees the step's GPUs in one order, where position = local task
 //   id holds that task's planned GPU (then GPUs no task got, by index), so

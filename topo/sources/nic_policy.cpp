@@ -21,7 +21,7 @@ std::vector<std::string> unmatched(const Node& node, const std::vector<std::stri
     std::vector<std::string> out;
     for (const auto& name : names)
         if (std::none_of(node.nics.begin(), node.nics.end(), [&](const Nic& n) { return nic_matches(n, name); }))
-            out.push_back(std::string("NIC policy: ") + list + " names '" + name + "', which is not on this node");
+            out.push_back(std::string("NIC policy: the ") + list + " list names '" + name + "', which is not on this node");
     return out;
 }
 
@@ -63,8 +63,8 @@ std::vector<std::string> apply_nic_policy(Node& node, const NicPolicy& policy) {
                                           [&](const std::string& n) { return nic_matches(nic, n); });
         if (!included || excluded) nic.storage = true;
     }
-    std::vector<std::string> out = unmatched(node, policy.include, "nic_include");
-    for (auto& m : unmatched(node, policy.exclude, "nic_exclude")) out.push_back(std::move(m));
+    std::vector<std::string> out = unmatched(node, policy.include, "include");
+    for (auto& m : unmatched(node, policy.exclude, "exclude")) out.push_back(std::move(m));
     return out;
 }
 
