@@ -14,6 +14,7 @@
 #include "topo/core/errors.hpp"
 #include "topo/fabric/slurm_islands.hpp"
 #include "topo/plan/task_env.hpp"
+#include "topo/sources/nic_policy.hpp"
 #include "topo/sources/node_refine.hpp"
 #include "topo/sources/source_merge.hpp"
 #include "topo/sources/topology_loader.hpp"
@@ -186,7 +187,9 @@ step::TaskAction binding_for(const Node& node, const step::Options& opt, const G
     return step::StepBinding(setup, node).task(task, task_env, &affinity);
 }
 
-NodeOnce::NodeOnce(const std::string& pattern, const std::string& node_name, const std::string& host) {
+NodeOnce::NodeOnce(const std::string& pattern, const std::string& node_name, const std::string& host,
+                   NicPolicy policy)
+    : policy_(std::move(policy)) {
     try {
         if (!pattern.empty()) path_ = step::expand_path(pattern, node_name, host);
     } catch (const std::exception& e) {
@@ -200,6 +203,7 @@ const Node& NodeOnce::get() {
         tried_ = true;
         try {
             node_ = load_node(path_);
+            apply_nic_policy(*node_, policy_);  // the site's NIC lists, as the plugin applies them
         } catch (const std::exception& e) {
             error_ = e.what();
         }

@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 
+#include "launcher/binding.hpp"
+#include "launcher/options.hpp"
 #include "spank/plugstack_args.hpp"
 #include "tests/unit/cli_runner.hpp"
 #include "tests/unit/fixtures.hpp"
@@ -492,4 +494,35 @@ TEST_CASE("OpenMP: with -c one thread per CPU; the user's values are kept", "[om
         return q;
     }());
     CHECK(task_env(node, none, 0, {}).empty());
+}
+
+TEST_CASE("NIC policy: gputopo-launch --nic-exclude binds as the plugin's nic_exclude=", "[nicpolicy][launcher]") {
+    const std::string topo = gputopo_test::topology(kOciH100);
+    std::map<std::string, std::string> vars{{"SLURM_STEP_GPUS", "0,1,2,3,4,5,6,7"}, {"SLURM_LOCALID", "0"},
+                                            {"SLURM_STEP_TASKS_PER_NODE", "8"}, {"SLURM_NODEID", "0"},
+                                            {"SLURMD_NODENAME", "n2"}, {"SLURM_STEP_ID", "0"}};
+    auto env = [vars](const std::string& n) -> std::optional<std::string> {
+        auto it = vars.find(n);
+        if (it == vars.end()) return std::nullopt;
+        return it->second;
+    };
+    const char* argv[] = {"gputopo-launch", "--topology", topo.c_str(), "--nic-exclude", "mlx5_0", "--", "true"};
+    launch::Options o = launch::parse_options(7, argv, env);
+    REQUIRE(o.nic_policy.exclude == std::vector<std::string>{"mlx5_0"});
+    auto hca_of = [&](const NicPolicy& policy) {
+        launch::NodeOnce node(o.topology, "n2", "h", policy);
+        launch::LaunchBinding b = launch::compute_binding(o, env, node);
+        REQUIRE(b.bound);
+        for (const auto& v : b.action.set)
+            if (v.name == env::kNcclIbHca) return v.value;
+        return std::string();
+    };
+    const std::string with = hca_of(NicPolicy{});
+    const std::string without = hca_of(o.nic_policy);
+    CHECK(with.rfind("=mlx5_0,", 0) == 0);  // the check below can fail
+    CHECK(!without.empty());
+    CHECK(without.find("mlx5_0,") == std::string::npos);
+
+    const char* bad[] = {"gputopo-launch", "--nic-exclude", "mlx5_0,,mlx5_1", "--", "true"};
+    CHECK_THROWS_WITH(launch::parse_options(5, bad, env), Catch::Contains("--nic-exclude mlx5_0,,mlx5_1: empty name"));
 }
