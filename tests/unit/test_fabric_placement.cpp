@@ -526,3 +526,25 @@ TEST_CASE("NIC policy: gputopo-launch --nic-exclude binds as the plugin's nic_ex
     const char* bad[] = {"gputopo-launch", "--nic-exclude", "mlx5_0,,mlx5_1", "--", "true"};
     CHECK_THROWS_WITH(launch::parse_options(5, bad, env), Catch::Contains("--nic-exclude mlx5_0,,mlx5_1: empty name"));
 }
+
+TEST_CASE("NIC policy: doctor checks only the NICs the policy keeps (XE8640: three NICs down)", "[nicpolicy][cli]") {
+    const char* cli = std::getenv("GPUTOPO_CLI");
+    if (!cli) {
+        WARN("GPUTOPO_CLI unset (tests/run_tests.sh sets it)");
+        return;
+    }
+    Node node = fixture(kXe8640);
+    std::vector<std::string> down;
+    for (const auto& n : node.nics)
+        if (n.rdma && !n.usable()) down.push_back(n.name);
+    REQUIRE(down.size() == 3);
+    const std::vector<std::string> base{"doctor", "--topology", gputopo_test::topology(kXe8640), "--sysfs-root",
+                                        "/nonexistent-sysfs-root"};
+    auto plain = gputopo_test::run_cli(cli, base);
+    CHECK(plain.out.find("WARN  nics") != std::string::npos);  // the down NICs count without a policy
+    auto args = base;
+    args.push_back("--nic-exclude");
+    args.push_back(join_strings(down));
+    auto excluded = gputopo_test::run_cli(cli, args);
+    CHECK(excluded.out.find("OK    nics     1 of 1 RDMA NIC(s) with an ACTIVE port") != std::string::npos);
+}
