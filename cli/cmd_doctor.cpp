@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/args.hpp"
+#include "cli/input.hpp"
 #include "cli/commands.hpp"
 #include "topo/core/strings.hpp"
 #include "topo/doctor.hpp"
@@ -22,7 +23,8 @@ std::vector<OptionSpec> doctor_options() {
             {"--format", "table|json", "output format (default: table)"},
             {"--nvml-library", "PATH", "NVML library to load (default: $GPUTOPO_NVML_LIBRARY or libnvidia-ml.so.1)"},
             {"--sysfs-root", "DIR", "read NIC state under DIR/sys/class/infiniband (default: /)"},
-            {"--storage-nics", "LIST", "comma-separated NICs (RDMA device, netdev or PCI bus id) reserved for storage"}};
+            {"--storage-nics", "LIST", "comma-separated NICs (RDMA device, netdev or PCI bus id) reserved for storage"},
+            nic_policy_options()[0], nic_policy_options()[1]};
 }
 
 }  // namespace
@@ -32,7 +34,8 @@ int cmd_doctor(const std::vector<std::string>& args, std::ostream& out) {
     ParsedArgs parsed = parse_options("doctor", args, specs);
     if (parsed.help) {
         out << "usage: gputopo doctor [--expect FILE] [--format table|json] [--topology FILE]\n"
-               "                      [--nvml-library PATH] [--sysfs-root DIR] [--storage-nics LIST]\n\n"
+               "                      [--nvml-library PATH] [--sysfs-root DIR] [--storage-nics LIST]\n"
+               "                      [--nic-include LIST] [--nic-exclude LIST]\n\n"
                "Checks this node before jobs run on it: NVML answers, every GPU is visible, NVLinks are up\n"
                "(as in FILE), multi-node NVLink registration is complete, RDMA NIC ports are ACTIVE at the\n"
                "expected rate, GPU NUMA affinity is sane, no uncorrectable ECC error or failed row remap.\n"
@@ -51,6 +54,7 @@ int cmd_doctor(const std::vector<std::string>& args, std::ostream& out) {
     if (parsed.has("--nvml-library")) in.live.nvml_library = parsed.get("--nvml-library");
     in.live.sysfs_root = parsed.get("--sysfs-root");
     in.live.storage_nics = split_nonempty(parsed.get("--storage-nics"), ',');
+    in.nic_policy = nic_policy(parsed);
     DoctorReport report = run_doctor(in);
     out << (format == "json" ? doctor_json(report) : doctor_table(report));
     return report.exit_code();

@@ -1,5 +1,6 @@
 // gputopo plan: the binding the plugin would apply to the local tasks of one
 // node for an allocation of GPUs (the planner, topo/plan/planner.hpp).
+#include <iostream>
 #include <ostream>
 
 #include "cli/args.hpp"
@@ -11,6 +12,8 @@
 #include "topo/output/svg_writer.hpp"
 #include "topo/plan/islands.hpp"
 #include "topo/plan/planner.hpp"
+#include "topo/plan/task_env.hpp"
+#include "topo/sources/nic_names.hpp"
 
 namespace gputopo::cli {
 
@@ -25,12 +28,23 @@ std::vector<OptionSpec> plan_options() {
             {"--cpus", "CPULIST", "CPUs the step may use, e.g. 0-31,64-95 (default: every CPU)"},
             {"--mode", "none|closest|island", "binding mode (default: closest)"},
             {"--whole-cores", "", "more tasks than cores local to their GPUs: whole cores elsewhere, not hardware threads"},
+            {"--env", "", "also print each task's environment variables, as the plugin sets them (table format)"},
+            nic_policy_options()[0],
+            nic_policy_options()[1],
             picture_format_option()};
+}
+
+// "task 0: NAME=VALUE", every variable the plugin would set (topo/plan/task_env.hpp).
+void print_task_env(const Node& node, const Plan& plan, std::ostream& out) {
+    for (size_t t = 0; t < plan.tasks.size(); ++t)
+        for (const auto& v : task_env(node, plan, static_cast<int>(t), TaskEnvOptions()))
+            out << "task " << t << ": " << v.name << "=" << v.value << "\n";
 }
 
 const char* const kUsage =
     "usage: gputopo plan [--topology FILE | --node NAME] [--gpus LIST] [--ntasks N] [--gpus-per-task K]\n"
     "                    [--cpus CPULIST] [--mode none|closest|island] [--whole-cores]\n"
+    "                    [--env] [--nic-include LIST] [--nic-exclude LIST]\n"
     "                    [--format table|json|svg|dot]\n\n"
     "Prints, per local task, the GPUs, CPUs, memory NUMA nodes, NICs and island the plugin\n"
     "would bind it to, and the node-wide NIC list (NCCL_IB_HCA); svg and dot draw the node\n"
@@ -96,7 +110,9 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out) {
         out << (format == "svg" ? topology_svg(node, islands, &plan) : topology_dot(node, islands, &plan));
     } else {
         out << (format == "json" ? plan_json(plan) : plan_table(plan, node.hostname));
+        if (format == "table" && parsed.has("--env")) print_task_env(node, plan, out);
     }
+    for (const auto& w : unnamed_nic_warnings(node, plan)) std::cerr << "gputopo: warning: " << w << "\n";
     return 0;
 }
 

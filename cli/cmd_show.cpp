@@ -17,7 +17,8 @@ namespace {
 
 std::vector<OptionSpec> show_options() {
     return {topology_option(), node_option(), picture_format_option(),
-            {"--plan", "", "draw the default plan (every GPU, one task each, mode closest) in the svg or dot picture"}};
+            {"--plan", "", "draw the default plan (every GPU, one task each, mode closest) in the svg or dot picture"},
+            nic_policy_options()[0], nic_policy_options()[1]};
 }
 
 }  // namespace
@@ -26,7 +27,8 @@ int cmd_show(const std::vector<std::string>& args, std::ostream& out) {
     const auto specs = show_options();
     ParsedArgs parsed = parse_options("show", args, specs);
     if (parsed.help) {
-        out << "usage: gputopo show [--topology FILE | --node NAME] [--format table|json|svg|dot] [--plan]\n\n"
+        out << "usage: gputopo show [--topology FILE | --node NAME] [--format table|json|svg|dot] [--plan]\n"
+               "                    [--nic-include LIST] [--nic-exclude LIST]\n\n"
                "Shows the GPUs, NICs and NUMA nodes of this machine (or of FILE), the GPU-GPU and\n"
                "GPU-NIC distance matrix in the vocabulary of `nvidia-smi topo -m` and the GPU islands.\n"
                "svg and dot draw the node; for another plan use `gputopo plan --format svg`.\n\n"

@@ -13,6 +13,7 @@
 #include "topo/core/errors.hpp"
 #include "topo/fabric/slurm_islands.hpp"
 #include "topo/plan/nic_selection.hpp"
+#include "topo/sources/nic_policy.hpp"
 #include "topo/sources/nic_state.hpp"
 #include "topo/sources/source_merge.hpp"
 #include "topo/sources/topology_loader.hpp"
@@ -66,7 +67,25 @@ std::string plugin_topology_file(const std::string& node) {
     return cached;
 }
 
-Node load_node(const ParsedArgs& args) {
+std::vector<OptionSpec> nic_policy_options() {
+    return {{"--nic-include", "LIST", "only these NICs carry GPU traffic (RDMA devices, netdevs or PCI bus ids)"},
+            {"--nic-exclude", "LIST", "never these NICs (storage, management HCA, bond), as plugstack nic_exclude="}};
+}
+
+NicPolicy nic_policy(const ParsedArgs& args) {
+    NicPolicy p;
+    try {
+        if (args.has("--nic-include")) p.include = parse_nic_list(args.get("--nic-include"), "--nic-include ");
+        if (args.has("--nic-exclude")) p.exclude = parse_nic_list(args.get("--nic-exclude"), "--nic-exclude ");
+    } catch (const ParseError& e) {
+        throw UsageError(e.what());
+    }
+    return p;
+}
+
+namespace {
+
+Node read_node(const ParsedArgs& args) {
     if (args.has("--node") && args.has("--topology")) throw UsageError("--node and --topology exclude each other");
     if (args.has("--topology") || args.has("--node")) {
         const std::string path =
@@ -79,6 +98,15 @@ Node load_node(const ParsedArgs& args) {
         return node;
     }
     return discover_live(live_sources_from_environment());  // hwloc refined by NVML and NIC port state (topo/sources/source_merge.hpp)
+}
+
+}  // namespace
+
+Node load_node(const ParsedArgs& args) {
+    const NicPolicy policy = nic_policy(args);  // checked before the topology is read
+    Node node = read_node(args);
+    for (auto& w : apply_nic_policy(node, policy)) node.warnings.push_back(std::move(w));
+    return node;
 }
 
 OptionSpec picture_format_option() {

@@ -7,6 +7,7 @@
 #include "cli/args.hpp"
 #include "topo/core/model.hpp"
 #include "topo/plan/planner.hpp"
+#include "topo/sources/nic_policy.hpp"
 
 namespace gputopo::cli {
 
@@ -19,8 +20,15 @@ OptionSpec node_option();
 // as NAME, else cache=DIR's NAME.xml. Throws TopologyError saying what is missing.
 std::string plugin_topology_file(const std::string& node);
 
-// Reads --topology FILE, or --node NAME's file, when given, else discovers this machine.
-// Throws TopologyError (exit 1) when the file cannot be used.
+// --nic-include LIST, --nic-exclude LIST: the site's NIC policy, as the
+// plugin's nic_include=/nic_exclude= (topo/sources/nic_policy.hpp).
+std::vector<OptionSpec> nic_policy_options();
+NicPolicy nic_policy(const ParsedArgs& args);  // UsageError for a bad list
+
+// Reads --topology FILE, or --node NAME's file, when given, else discovers this machine; then the NIC
+// policy options when the subcommand takes them (names that match no NIC of
+// the node are warnings). Throws TopologyError (exit 1) when the file cannot
+// be used, UsageError for a bad NIC list.
 Node load_node(const ParsedArgs& args);
 
 // --format table|json, default table. Throws UsageError on other values.

@@ -223,7 +223,7 @@ Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& r
         for (auto& v : island_procid_env(ir.rank, ri.procid)) p.wanted.push_back(v);
     if (!ir.note.empty() && speaks(opt, ri) && (ir.rank.empty() || opt.verbose)) say("gputopo: " + ir.note);
     if (!ir.warning.empty()) say("gputopo: " + ir.warning);
-    NodeOnce node(opt.topology, ri.node, ri.host);
+    NodeOnce node(opt.topology, ri.node, ri.host, opt.nic_policy);
     p.binding = compute_binding(binding_options(opt), ri.getenv, node, ranked_outside_slurm(rs));
     p.binding_mode = opt.gpu_topo.mode;
     for (auto& v : p.binding.action.wanted) p.wanted.push_back(v);

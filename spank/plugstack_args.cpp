@@ -44,6 +44,12 @@ const Key kKeys[] = {
      }},
     {"readers", [](PluginConfig& c, const std::string& v) { c.readers = absolute_path("readers", v); }},
     {"wrap", [](PluginConfig& c, const std::string& v) { c.wrap = absolute_path("wrap", v); }},
+    {"nic_include", [](PluginConfig& c, const std::string& v) {
+         c.nic_policy.include = parse_nic_list(v, "plugstack.conf: nic_include=");
+     }},
+    {"nic_exclude", [](PluginConfig& c, const std::string& v) {
+         c.nic_policy.exclude = parse_nic_list(v, "plugstack.conf: nic_exclude=");
+     }},
 };
 
 std::string key_list() {

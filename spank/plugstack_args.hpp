@@ -17,6 +17,10 @@
 //                         plugin's own path, readers/readers.hpp)
 //   wrap=PATH             Slurm 23.11+: start every task of a --gpu-topo step as
 //                         `PATH -- COMMAND...` (PATH: gputopo-launch)
+//   nic_include=LIST      only these NICs carry GPU traffic (RDMA devices,
+//                         netdevs or PCI bus ids, comma-separated)
+//   nic_exclude=LIST      never these (storage NICs, a management HCA, a bond):
+//                         topo/sources/nic_policy.hpp
 // Paths must be absolute: they are the only files opened as root, and they come
 // from the administrator, never from a user.
 #pragma once
@@ -25,6 +29,7 @@
 #include <vector>
 
 #include "step/option_parser.hpp"
+#include "topo/sources/nic_policy.hpp"
 #include "topo/sources/source_merge.hpp"
 
 namespace gputopo::spank {
@@ -38,6 +43,7 @@ struct PluginConfig {
     double nvml_timeout_s = kDefaultNvmlTimeoutS;  // nvml_timeout= (seconds, (0, 600])
     std::string readers;       // readers= (gputopo-readers.so path)
     std::string wrap;          // wrap= (gputopo-launch path)
+    NicPolicy nic_policy;      // nic_include=, nic_exclude=
 };
 
 // What live discovery reads on this node, as the administrator configured it.

@@ -9,6 +9,8 @@
 #include "topo/core/errors.hpp"
 #include "topo/core/strings.hpp"
 #include "topo/plan/nic_selection.hpp"
+#include "topo/sources/nic_names.hpp"
+#include "topo/sources/nic_state.hpp"
 
 namespace gputopo::step {
 
@@ -62,6 +64,11 @@ bool subset(const std::vector<int>& a, const std::vector<int>& b) {
 
 void drop(std::vector<EnvVar>& env, const char* name) {
     env.erase(std::remove_if(env.begin(), env.end(), [&](const EnvVar& v) { return v.name == name; }), env.end());
+}
+
+// OpenMP places follow gputopo's CPU plan: none when that plan is not applied.
+void drop_omp(std::vector<EnvVar>& env) {
+    for (const char* name : {env::kOmpNumThreads, env::kOmpPlaces, env::kOmpProcBind}) drop(env, name);
 }
 
 // The devices Slurm gave this task, when gputopo keeps them rather than
@@ -265,6 +272,7 @@ TaskAction StepBinding::task(int task, const Getenv& current, const CpuSet* task
     eo.share = options_.share;
     eo.step_gpus = inputs_.gpus;
     eo.relative_numbering = inputs_.relative_numbering;
+    eo.omp_per_thread = inputs_.cpus_per_task > 0;
     const TaskScope sc = task_scope(task, current, task_affinity);
     std::optional<Plan> own;
     Kept kept;
@@ -319,6 +327,7 @@ void StepBinding::bind_cpus(const Plan& use, const TaskBinding& b, const CpuSet*
         a.mems.clear();
         drop(a.wanted, env::kCpus);
         drop(a.wanted, env::kMems);
+        drop_omp(a.wanted);
         a.skip_reason = "CPUs and memory not bound: --cpu-bind=" + inputs_.user_cpu_bind;
         return;
     }
@@ -326,6 +335,7 @@ void StepBinding::bind_cpus(const Plan& use, const TaskBinding& b, const CpuSet*
         a.user_bound = true;
         drop(a.wanted, env::kCpus);
         drop(a.wanted, env::kMems);
+        drop_omp(a.wanted);  // the places are the user's binding's, not gputopo's plan
         a.cpus = task_affinity ? *task_affinity : CpuSet();
         a.mems = cpus_on_host_ && task_affinity ? numa_nodes_of(node_, *task_affinity) : std::vector<int>{};
         if (!a.cpus.empty()) a.wanted.push_back({env::kCpus, a.cpus.to_list(), false});
@@ -338,6 +348,7 @@ void StepBinding::bind_cpus(const Plan& use, const TaskBinding& b, const CpuSet*
     }
     if (a.cpus.empty()) return;
     if (!cpus_on_host_) {
+        drop_omp(a.wanted);
         a.skip_reason = "affinity not applied: the topology's CPUs (" + node_.cpus.to_list() + ") are not this host's";
         return;
     }
@@ -355,6 +366,7 @@ void StepBinding::bind_cpus(const Plan& use, const TaskBinding& b, const CpuSet*
 
 void StepBinding::task_notes(const Plan& use, const TaskScope& sc, TaskAction& a) const {
     for (const auto& f : nic_fallbacks(node_)) a.notes.push_back(node_name_ + ": " + describe(f));
+    for (const auto& w : unnamed_nic_warnings(node_, plan_)) a.warnings.push_back(node_name_ + ": " + w);
     if (!sc.own) return;
     bool moved = false;
     for (size_t t = 0; t < use.tasks.size() && t < plan_.tasks.size(); ++t)

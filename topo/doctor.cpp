@@ -368,6 +368,8 @@ DoctorReport run_doctor(const DoctorInputs& in) {
         if (in.live.nic_state) merge_nic_state(x.observed, read_nic_state(in.live.sysfs_root));
         mark_storage_nics(x.observed, in.live.storage_nics);
         if (expected) mark_storage_nics(*expected, in.live.storage_nics);
+        apply_nic_policy(x.observed, in.nic_policy);
+        if (expected) apply_nic_policy(*expected, in.nic_policy);
         x.expected = expected ? &*expected : nullptr;
         r.checks.push_back(check_nvml(x));
         r.checks.push_back(check_gpus(x));

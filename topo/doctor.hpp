@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "topo/core/model.hpp"
+#include "topo/sources/nic_policy.hpp"
 #include "topo/sources/nvml_source.hpp"
 #include "topo/sources/source_merge.hpp"
 
@@ -44,6 +45,7 @@ struct DoctorInputs {
     std::string base_topology_file;
     std::optional<Node> base;
     LiveSources live;  // NVML library, sysfs root, storage NICs
+    NicPolicy nic_policy;  // the site's NIC include/exclude lists (topo/sources/nic_policy.hpp)
 };
 
 struct DoctorReport {

@@ -13,12 +13,19 @@
 #include "topo/core/host.hpp"
 #include "topo/core/strings.hpp"
 #include "topo/fabric/slurm_islands.hpp"
+#include "topo/sources/nic_policy.hpp"
+#include "topo/sources/node_refine.hpp"
 #include "topo/sources/source_merge.hpp"
 #include "topo/sources/topology_loader.hpp"
 
 namespace gputopo::launch {
 
-Node load_node(const std::string& path) { return path.empty() ? discover_live() : load_topology_file(path); }
+Node load_node(const std::string& path) {
+    if (path.empty()) return discover_live();
+    Node node = load_topology_file(path);
+    refine_file_on_this_node(node);  // the launcher runs on the node the file describes
+    return node;
+}
 
 namespace {
 
@@ -177,7 +184,9 @@ step::TaskAction binding_for(const Node& node, const step::Options& opt, const G
     return step::StepBinding(setup, node).task(task, task_env, &affinity);
 }
 
-NodeOnce::NodeOnce(const std::string& pattern, const std::string& node_name, const std::string& host) {
+NodeOnce::NodeOnce(const std::string& pattern, const std::string& node_name, const std::string& host,
+                   NicPolicy policy)
+    : policy_(std::move(policy)) {
     try {
         if (!pattern.empty()) path_ = step::expand_path(pattern, node_name, host);
     } catch (const std::exception& e) {
@@ -191,6 +200,7 @@ const Node& NodeOnce::get() {
         tried_ = true;
         try {
             node_ = load_node(path_);
+            apply_nic_policy(*node_, policy_);  // the site's NIC lists, as the plugin applies them
         } catch (const std::exception& e) {
             error_ = e.what();
         }

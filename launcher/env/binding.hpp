@@ -14,6 +14,7 @@
 #include "step/step_binding.hpp"
 #include "topo/core/cpuset.hpp"
 #include "topo/core/model.hpp"
+#include "topo/sources/nic_policy.hpp"
 
 namespace gputopo::launch {
 
@@ -73,12 +74,14 @@ Node load_node(const std::string& path);
 // "" = live discovery (discover_live; readers from gputopo-readers.so).
 class NodeOnce {
 public:
-    NodeOnce(const std::string& pattern, const std::string& node_name, const std::string& host);
+    NodeOnce(const std::string& pattern, const std::string& node_name, const std::string& host,
+             NicPolicy policy = {});
     const Node& get();                    // throws TopologyError / ParseError (the same one each call)
     const std::string& path() const { return path_; }
 
 private:
     std::string path_;
+    NicPolicy policy_;
     std::string error_;
     bool tried_ = false;
     std::optional<Node> node_;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "step/option_parser.hpp"
+#include "topo/sources/nic_policy.hpp"
 
 namespace gputopo::launch {
 
@@ -38,6 +39,7 @@ struct Options {
     // Binding when the SPANK plugin did not bind the task.
     step::Options gpu_topo = default_gpu_topo();  // --gpu-topo, parsed as srun's (step/option_parser.hpp)
     std::string topology;                  // file (%n node name, %h host name); "" live discovery
+    NicPolicy nic_policy;                  // --nic-include / --nic-exclude (topo/sources/nic_policy.hpp)
 
     // Framework env.
     std::string rank_order = "slurm";      // slurm | island: RANK = SLURM_PROCID or GPUTOPO_RANK (launcher/ranks/island_rank.hpp)

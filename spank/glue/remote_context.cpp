@@ -41,6 +41,8 @@ extern "C" {
 #include "topo/fabric/island_sources.hpp"
 #include "topo/fabric/slurm_islands.hpp"
 #include "topo/fabric/step_islands.hpp"
+#include "topo/sources/nic_policy.hpp"
+#include "topo/sources/node_refine.hpp"
 #include "topo/sources/source_merge.hpp"
 #include "topo/sources/topology_loader.hpp"
 
@@ -249,6 +251,8 @@ void plan_node(spank_t sp, StepdState& st) {
         if (st.root_read_node && st.root_read_for == st.node_name) node = std::move(*st.root_read_node);
         else node = read_topology(st);
         st.root_read_node.reset();
+        if (!shared().config.topology.empty()) refine_file_on_this_node(node);  // names, SMT pairs from sysfs
+        apply_nic_policy(node, shared().config.nic_policy);  // plugstack nic_include=/nic_exclude=
         st.binding.emplace(setup, std::move(node));
         st.phase = StepdState::Phase::Bound;
     } catch (const std::exception& e) {

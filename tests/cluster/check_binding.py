@@ -98,6 +98,15 @@ def main():
             continue
         plan = json.loads(r.stdout)
         ptasks = plan["tasks"]
+        # The NIC variables each task gets, as `gputopo plan --env` prints them (verbs names
+        # only on InfiniBand/RoCE NICs; EFA and Slingshot get libfabric's instead).
+        envcmd = cmd[:-2] + ["--env"]
+        er = subprocess.run(envcmd, capture_output=True, text=True)
+        nic_env = {}
+        for line in er.stdout.splitlines():
+            m = re.match(r"task (\d+): ([A-Z_]+)=(.*)$", line)
+            if m:
+                nic_env.setdefault(int(m.group(1)), {})[m.group(2)] = m.group(3)
         pci_of = {g: p for pt in ptasks for g, p in zip(pt["gpus"], pt["gpu_pci"])}
         for t in tasks:
             lid = int(t["SLURM_LOCALID"])
@@ -138,8 +147,8 @@ def main():
                 # Cross-node islands (Slurm's topology.conf or islands=, mode island) replace the
                 # intra-node island id; t_islands.sh checks those.
                 "GPUTOPO_ISLAND": None if "GPUTOPO_NUM_ISLANDS" in t else str(want["island"]),
-                "NCCL_IB_HCA": "=" + ",".join(plan["node_nics"]),
-                "UCX_NET_DEVICES": "%s:%d" % (want["nics"][0], nic_port(topo, want["nics"][0])) if want["nics"] else None,
+                "NCCL_IB_HCA": nic_env.get(lid, {}).get("NCCL_IB_HCA"),
+                "UCX_NET_DEVICES": nic_env.get(lid, {}).get("UCX_NET_DEVICES"),
                 "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
             }
             if constrained:
@@ -152,6 +161,9 @@ def main():
                 exp["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, visible))
             if node in a.real:
                 exp["Cpus_allowed_list"] = want["cpus"]
+            for k in ("NCCL_IB_HCA", "UCX_NET_DEVICES"):
+                if exp[k] is None and k in t:
+                    errors.append("%s task %d: %s=%r, expected none (not a verbs NIC)" % (node, lid, k, t[k]))
             for k, v in exp.items():
                 if v is None or v == "":
                     continue

@@ -127,7 +127,9 @@ TEST_CASE("every NCCL/RCCL file loads with the GPUs, NICs and NUMA nodes it desc
         CHECK(rdma_count(n) == e.rdma_nics);
         CHECK(static_cast<int>(n.nics.size()) == e.nics);
         CHECK(static_cast<int>(n.numa_nodes.size()) == e.numa);
-        CHECK(n.cores.empty());
+        // No cores in NCCL XML; where the x86 enumeration rule applies, CPU i and i+T/2 pair up.
+        for (const auto& c : n.cores) CHECK(c.pus == CpuSet::parse_list(std::to_string(c.pus.first()) + "," +
+                                                                      std::to_string(c.pus.first() + n.cpus.count() / 2)));
         for (size_t i = 0; i < n.gpus.size(); ++i) {
             CHECK(n.gpus[i].index == static_cast<int>(i));
             if (i > 0) CHECK(n.gpus[i - 1].pci < n.gpus[i].pci);

@@ -114,16 +114,18 @@ TEST_CASE("hand-worked plan: Tioga 4x MI250X (8 GCDs)", "[planner]") {
 // 86 mlx5_9/10, a5 mlx5_12/13, bd mlx5_14/15, d5 mlx5_16/17.
 TEST_CASE("hand-worked plan: OCI BM.GPU.H100.8", "[planner]") {
     Node n = load("nccl/oci-BM.GPU.H100.8_8xH100-SXM5_8xCX7-dualport_2xXeon8480+_nccl-dump.xml");
-    // 8 x 1: four tasks per NUMA node share its 112 PUs, 28 each, in PU order.
+    // 8 x 1: four tasks per NUMA node share its 56 cores (CPU i and i+112 are one core's
+    // threads, the x86 enumeration the file matches), 14 whole cores each, in core order.
+    // Before SMT pairing, tasks 0 and 2 got 0-27 and 112-139: the two threads of cores 0-27.
     check(plan(n, {0, 1, 2, 3, 4, 5, 6, 7}, 8), {
-                                                    {{0}, "0-27", {0}, {"mlx5_0"}, 0},
-                                                    {{1}, "28-55", {0}, {"mlx5_3"}, 0},
-                                                    {{2}, "112-139", {0}, {"mlx5_5"}, 0},
-                                                    {{3}, "140-167", {0}, {"mlx5_7"}, 0},
-                                                    {{4}, "56-83", {1}, {"mlx5_9"}, 0},
-                                                    {{5}, "84-111", {1}, {"mlx5_12"}, 0},
-                                                    {{6}, "168-195", {1}, {"mlx5_14"}, 0},
-                                                    {{7}, "196-223", {1}, {"mlx5_16"}, 0},
+                                                    {{0}, "0-13,112-125", {0}, {"mlx5_0"}, 0},
+                                                    {{1}, "14-27,126-139", {0}, {"mlx5_3"}, 0},
+                                                    {{2}, "28-41,140-153", {0}, {"mlx5_5"}, 0},
+                                                    {{3}, "42-55,154-167", {0}, {"mlx5_7"}, 0},
+                                                    {{4}, "56-69,168-181", {1}, {"mlx5_9"}, 0},
+                                                    {{5}, "70-83,182-195", {1}, {"mlx5_12"}, 0},
+                                                    {{6}, "84-97,196-209", {1}, {"mlx5_14"}, 0},
+                                                    {{7}, "98-111,210-223", {1}, {"mlx5_16"}, 0},
                                                 });
     // 16 tasks: two per GPU, one per port of its card.
     Plan p16 = plan(n, {0, 1, 2, 3, 4, 5, 6, 7}, 16);

@@ -40,6 +40,14 @@ inline constexpr const char* kNcclSocketIfname = "NCCL_SOCKET_IFNAME";
 inline constexpr const char* kNcclTopoFile = "NCCL_TOPO_FILE";
 inline constexpr const char* kUcxNetDevices = "UCX_NET_DEVICES";
 inline constexpr const char* kNcclConfFile = "NCCL_CONF_FILE";  // read: the user's NCCL configuration file
+// OpenMP placement from the task's CPUs (topo/plan/omp_env.hpp).
+inline constexpr const char* kOmpNumThreads = "OMP_NUM_THREADS";
+inline constexpr const char* kOmpPlaces = "OMP_PLACES";
+inline constexpr const char* kOmpProcBind = "OMP_PROC_BIND";
+// libfabric/OFI fabrics (topo/plan/fabric_env.hpp): fabric(7), fi_efa(7), fi_cxi(7).
+inline constexpr const char* kFiProvider = "FI_PROVIDER";
+inline constexpr const char* kFiEfaIface = "FI_EFA_IFACE";
+inline constexpr const char* kFiCxiDeviceName = "FI_CXI_DEVICE_NAME";
 
 // Framework process-group variables (launcher).
 inline constexpr const char* kRankVar = "RANK";

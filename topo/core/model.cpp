@@ -59,6 +59,18 @@ const Nic* Node::nic(const std::string& name) const {
     return nullptr;
 }
 
+int Node::numa_of_pu(int pu) const {
+    for (const auto& n : numa_nodes)
+        if (n.cpus.test(pu)) return n.os_index;
+    return -1;
+}
+
+int Node::package_of_pu(int pu) const {
+    for (const auto& p : packages)
+        if (p.cpus.test(pu)) return p.os_index;
+    return -1;
+}
+
 const GpuLink* Node::link(int a, int b) const {
     if (a > b) std::swap(a, b);
     for (const auto& l : links)

@@ -123,6 +123,8 @@ struct Node {
     const NumaNode* numa(int os_index) const;
     const Nic* nic(const std::string& name) const;
     const GpuLink* link(int a, int b) const;  // either order; nullptr if none
+    int numa_of_pu(int pu) const;     // OS index of the NUMA node holding PU `pu`, -1 none
+    int package_of_pu(int pu) const;  // OS index of the package holding PU `pu`, -1 none
 
     // Called by every source once it is done: sorts GPUs by PCI address and
     // numbers them, sorts NICs and NUMA nodes, normalises links (a < b, one

@@ -41,18 +41,6 @@ using Owned = std::vector<std::vector<int>>;  // [task]: unit indices
 
 size_t at(int i) { return static_cast<size_t>(i); }
 
-int numa_of(const Node& node, int pu) {
-    for (const auto& n : node.numa_nodes)
-        if (n.cpus.test(pu)) return n.os_index;
-    return -1;
-}
-
-int package_of(const Node& node, int pu) {
-    for (const auto& p : node.packages)
-        if (p.cpus.test(pu)) return p.os_index;
-    return -1;
-}
-
 bool in_domain(const CpuSet& domain, const CpuSet& pus) { return domain.empty() || domain.contains(pus); }
 
 Classes classes_of(const std::vector<CpuSet>& domains) {
@@ -96,8 +84,8 @@ std::vector<Unit> build_units(const Node& node, const CpuSet& universe, const Cp
         u.pus = pus;
         u.first = pus.first();
         u.core = core;
-        u.numa = numa >= 0 ? numa : numa_of(node, u.first);
-        u.package = package >= 0 ? package : package_of(node, u.first);
+        u.numa = numa >= 0 ? numa : node.numa_of_pu(u.first);
+        u.package = package >= 0 ? package : node.package_of_pu(u.first);
         units.push_back(u);
     };
     CpuSet covered;
@@ -355,6 +343,9 @@ std::vector<TaskCpus> allocate_cpus(const Node& node, const std::vector<CpuSet>&
         notes.push_back("no CPUs to bind: the step's allowed CPUs are empty or the topology lists no CPUs");
         return std::vector<TaskCpus>(at(ntasks));
     }
+    if (node.cores.empty() && ntasks > 1)
+        notes.push_back("the topology has no core information (which CPUs are one core's hardware threads is "
+                        "unknown): tasks get disjoint CPUs that may be threads of the same cores");
     const Preferences pref = rank_units(node, units, cls);
 
     Owned owned;

@@ -2,7 +2,9 @@
 // deterministic.
 //
 // Units are whole cores (node.cores, SMT siblings together) restricted to the
-// allowed CPUs; when the source knows no cores (NCCL XML) every PU is a unit.
+// allowed CPUs; when the source knows no cores (NCCL XML without the x86
+// SMT pattern, topo/sources/smt_siblings.hpp) every PU is a unit and, with
+// several tasks, a note says that tasks may share cores.
 // Each task has a locality domain: the CPUs local to its GPUs (empty: no
 // preference, e.g. a CPU-only step or GPUs of unknown locality: all units).
 // Tasks with the same domain form a class.

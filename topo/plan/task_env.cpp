@@ -6,6 +6,9 @@
 #include "topo/core/errors.hpp"
 #include "topo/core/strings.hpp"
 #include "topo/plan/nic_selection.hpp"
+#include "topo/plan/fabric_env.hpp"
+#include "topo/plan/omp_env.hpp"
+#include "topo/sources/nic_state.hpp"
 
 namespace gputopo {
 
@@ -78,7 +81,10 @@ std::vector<EnvVar> task_env(const Node& node, const Plan& plan, int task, const
     ours(env::kGpuPci, join_strings(pci));
     ours(env::kCpus, b.cpus.to_list());
     ours(env::kMems, join_ints(b.mems));
-    ours(env::kNic, join_strings(b.nics));
+    std::vector<std::string> named;  // a NIC known only by its PCI address is no name to hand a task
+    for (const auto& n : b.nics)
+        if (is_device_name(n)) named.push_back(n);
+    ours(env::kNic, join_strings(named));
     if (b.island >= 0) ours(env::kIsland, std::to_string(b.island));
 
     if (!b.gpus.empty()) {
@@ -105,14 +111,19 @@ std::vector<EnvVar> task_env(const Node& node, const Plan& plan, int task, const
         }
         theirs(env::kCudaDeviceOrder, "PCI_BUS_ID");
     }
-    if (!plan.node_nics.empty()) theirs(env::kNcclIbHca, "=" + join_strings(plan.node_nics));
-    if (!plan.node_nics.empty()) {
+    // Verbs names only for verbs NICs with a device name (topo/plan/fabric_env.hpp); libfabric's otherwise.
+    const Fabric fabric = node_fabric(node, plan.node_nics);
+    const std::vector<std::string> hcas = fabric_devices(node, plan.node_nics, Fabric::Verbs);
+    if (!hcas.empty()) theirs(env::kNcclIbHca, "=" + join_strings(hcas));
+    if (!hcas.empty()) {
         // RoCE: the RoCE v2 GID index shared by the node's NICs (node_roce_gid_index, topo/plan/nic_selection.hpp), -1 on InfiniBand.
         int gid = node_roce_gid_index(node);
         if (gid >= 0) theirs(env::kNcclIbGidIndex, std::to_string(gid));
     }
-    if (!b.nics.empty())
-        theirs(env::kUcxNetDevices, b.nics.front() + ":" + std::to_string(nic_port(node, b.nics.front())));
+    const std::vector<std::string> own = fabric_devices(node, b.nics, Fabric::Verbs);
+    if (!own.empty()) theirs(env::kUcxNetDevices, own.front() + ":" + std::to_string(nic_port(node, own.front())));
+    for (auto& v : fabric_env(node, fabric, b.nics)) out.push_back(std::move(v));
+    for (auto& v : omp_env(node, b.cpus, opt.omp_per_thread)) out.push_back(std::move(v));
     return out;
 }
 

@@ -5,7 +5,8 @@
 // Rules
 // - GPUTOPO_MODE, GPUTOPO_GPUS (GPU indices), GPUTOPO_GPU_PCI, GPUTOPO_CPUS,
 //   GPUTOPO_MEMS, GPUTOPO_NIC (the task's NICs, nearest first),
-//   GPUTOPO_ISLAND: always ours, always set (omitted when empty).
+//   GPUTOPO_ISLAND: always ours, always set (omitted when empty); GPUTOPO_NIC
+//   names only NICs with a device name (never a PCI address).
 // - GPU visibility. Shared view (default for one GPU per task): every task of
 //   the node sees the step's GPUs in one order, where position = local task
 //   id holds that task's planned GPU (then GPUs no task got, by index), so
@@ -21,7 +22,11 @@
 // - CUDA_DEVICE_ORDER=PCI_BUS_ID, NCCL_IB_HCA="=mlx5_0,mlx5_3" (the node-wide
 //   exact-match list, the same for every task of the node), UCX_NET_DEVICES=
 //   "mlx5_2:1" (the task's nearest NIC and its port): a value the user already
-//   set is kept (keep_user_values).
+//   set is kept (keep_user_values). Only for verbs NICs with a device name:
+//   EFA and Slingshot/CXI get libfabric's variables instead, and a NIC known
+//   only by its PCI address is never named (topo/plan/fabric_env.hpp).
+// - OMP_NUM_THREADS, OMP_PLACES, OMP_PROC_BIND from the task's CPUs
+//   (topo/plan/omp_env.hpp), the user's values kept.
 #pragma once
 
 #include <functional>
@@ -44,6 +49,8 @@ struct TaskEnvOptions {
     // Slurm numbers CUDA_VISIBLE_DEVICES by position in step_gpus (sorted),
     // not by GPU index (cgroup ConstrainDevices).
     bool relative_numbering = false;
+    // -c/--cpus-per-task was given: one OpenMP place per CPU (omp_env.hpp).
+    bool omp_per_thread = false;
 };
 
 // True when the task sees only its own GPUs.

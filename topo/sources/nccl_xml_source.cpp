@@ -4,7 +4,9 @@
 //
 // * <cpu numaid=N affinity=MASK host_hash=H> is one NUMA node (os_index N,
 //   cpus from the hex mask). NCCL has no notion of sockets, so no Package is
-//   made and Node::cores stays empty.
+//   made; NCCL writes no cores: SMT pairs come from the x86 enumeration rule
+//   where the file matches it (topo/sources/smt_siblings.hpp), else
+//   Node::cores stays empty and the node says so.
 // * Below a <cpu>, NCCL writes one <pci> per device and per PCIe *switch*:
 //   while walking up sysfs it skips every switch's downstream ports and the
 //   root port, so a <pci class=0x0604..> element is a switch's upstream port
@@ -68,6 +70,7 @@
 
 #include "topo/core/errors.hpp"
 #include "topo/core/files.hpp"
+#include "topo/sources/smt_siblings.hpp"
 #include "topo/sources/xml_document.hpp"
 
 namespace gputopo {
@@ -192,6 +195,7 @@ public:
                                      "bus id, not by their RDMA device name");
         resolve_links();
         node_.finalize();
+        infer_smt_cores(node_, all_x86_);  // NCCL writes no cores (topo/sources/smt_siblings.hpp)
         return std::move(node_);
     }
 
@@ -205,6 +209,7 @@ private:
     }
 
     void read_cpu(const XmlElement& cpu) {
+        if (cpu.attr("arch") != "x86_64") all_x86_ = false;
         int numa = -1;
         if (cpu.has("numaid")) {
             long long v = parse_int_or(cpu.attr("numaid"), -1);
@@ -441,6 +446,7 @@ private:
     std::vector<PendingLink> pending_;
     int gpus_without_element_ = 0;
     int nics_named_by_pci_ = 0;
+    bool all_x86_ = true;  // every <cpu> says arch="x86_64"
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 // nic_fallbacks(): the one place sources reach the planner, for the warnings a
 // merged node carries (which GPUs lost their nearest NIC).
 #include "topo/plan/nic_selection.hpp"
+#include "topo/sources/nic_policy.hpp"
 #include "topo/sources/topology_loader.hpp"
 
 namespace gputopo {
@@ -233,14 +234,9 @@ void merge_nic_state(Node& node, const std::vector<NicState>& nics) {
 std::vector<std::string> mark_storage_nics(Node& node, const std::vector<std::string>& names) {
     std::vector<std::string> unmatched;
     for (const auto& name : names) {
-        PciAddress a;
-        bool is_pci = PciAddress::try_parse(name, a);
         bool found = false;
         for (auto& n : node.nics) {
-            bool match = n.name == name ||
-                         std::find(n.netdevs.begin(), n.netdevs.end(), name) != n.netdevs.end() ||
-                         (is_pci && n.pci == a);
-            if (match) {
+            if (nic_matches(n, name)) {
                 n.storage = true;
                 found = true;
             }
