@@ -10,8 +10,8 @@
 #include <map>
 #include <set>
 
-#include "launcher/binding.hpp"
-#include "launcher/options.hpp"
+#include "launcher/env/binding.hpp"
+#include "launcher/options/options.hpp"
 #include "spank/plugstack_args.hpp"
 #include "tests/unit/cli_runner.hpp"
 #include "tests/unit/fixtures.hpp"

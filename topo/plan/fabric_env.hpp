@@ -31,7 +31,8 @@
 
 #include "topo/core/model.hpp"
 #include "topo/plan/planner.hpp"
-#include "topo/plan/task_env.hpp"
+#include "topo/core/env_var.hpp"
+#include "topo/core/strings.hpp"
 
 namespace gputopo {
 

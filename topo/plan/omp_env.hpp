@@ -19,7 +19,8 @@
 
 #include "topo/core/cpuset.hpp"
 #include "topo/core/model.hpp"
-#include "topo/plan/task_env.hpp"
+#include "topo/core/env_var.hpp"
+#include "topo/core/strings.hpp"
 
 namespace gputopo {
 
