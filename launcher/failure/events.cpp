@@ -35,7 +35,7 @@ Event& Event::add(const std::string& key, double value) {
         return *this;
     }
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", value);
+    std::snprintf(buf, sizeof buf, "%.15g", value);  // a unix time keeps its microseconds
     fields_.emplace_back(key, buf);
     return *this;
 }
