@@ -128,9 +128,10 @@ public:
     StepWatch(const JobOptions& o, const JobContext& c, std::string heartbeat, int ranks)
         : o_(o), c_(c), heartbeat_(std::move(heartbeat)), ranks_(ranks), beats_(size_t(ranks), -1) {}
 
-    StepRun watch(const Child& child) {
+    // `started_unix`: when srun was started; a rank's silence counts from then
+    // (the loop may start later, after the bounded RPCs that record a node).
+    StepRun watch(const Child& child, double started_unix) {
         StepRun run;
-        const double started_unix = unix_now();
         double end_asked = -1, next_beat_check = 0;
         int status = 0;
         for (bool done = false; !done;) {
@@ -333,6 +334,7 @@ int supervise(const JobOptions& o, JobContext& c) {
                         {env::kRunCheckpointReport, c.checkpoint_report},
                         {env::kRunHeartbeat, heartbeat}};
         Child child = spawn_child(srun_argv(o, pool, c.tasks_per_node), so);
+        const double launched_unix = unix_now();
         if (child.pid < 0) {
             say("cannot start srun: " + child.error);
             return 127;
@@ -343,7 +345,7 @@ int supervise(const JobOptions& o, JobContext& c) {
         if (!to_record.empty()) record_excluded(c.job_id, to_record, log);
         to_record.clear();
         StepWatch watch(o, c, heartbeat, ranks);
-        StepRun run = watch.watch(child);
+        StepRun run = watch.watch(child, launched_unix);
         if (fault_unix > 0 && run.all_beating_unix > 0) {
             double restart_s = run.all_beating_unix - fault_unix;
             RestartWaste w = daly_with_restart(o.checkpoint_cost_s, o.mtbf_per_node_s / double(c.nodes.size()), restart_s);
