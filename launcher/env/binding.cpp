@@ -22,9 +22,7 @@ namespace gputopo::launch {
 
 Node load_node(const std::string& path) {
     if (path.empty()) return discover_live();
-    Node node = load_topology_file(path);
-    refine_file_on_this_node(node);  // the launcher runs on the node the file describes
-    return node;
+    return load_topology_file(path);
 }
 
 namespace {
@@ -200,7 +198,7 @@ const Node& NodeOnce::get() {
         tried_ = true;
         try {
             node_ = load_node(path_);
-            apply_nic_policy(*node_, policy_);  // the site's NIC lists, as the plugin applies them
+            finish_step_node(*node_, !path_.empty(), policy_);  // as the plugin: sysfs names, the site's NIC lists
         } catch (const std::exception& e) {
             error_ = e.what();
         }

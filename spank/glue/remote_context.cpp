@@ -251,8 +251,7 @@ void plan_node(spank_t sp, StepdState& st) {
         if (st.root_read_node && st.root_read_for == st.node_name) node = std::move(*st.root_read_node);
         else node = read_topology(st);
         st.root_read_node.reset();
-        if (!shared().config.topology.empty()) refine_file_on_this_node(node);  // names, SMT pairs from sysfs
-        apply_nic_policy(node, shared().config.nic_policy);  // plugstack nic_include=/nic_exclude=
+        finish_step_node(node, !shared().config.topology.empty(), shared().config.nic_policy);
         st.binding.emplace(setup, std::move(node));
         st.phase = StepdState::Phase::Bound;
     } catch (const std::exception& e) {
