@@ -50,6 +50,7 @@ const std::map<std::string, Setter>& setters() {
         {"--ntasks-per-node", [](JobOptions& o, const std::string& k, const std::string& v) { o.tasks_per_node = int(parse_count(k, v, 1, 4096)); }},
         {"--kill-timeout", [](JobOptions& o, const std::string& k, const std::string& v) { o.kill_timeout_s = parse_seconds(k, v, 1, 3600); }},
         {"--checkpoint-cost", [](JobOptions& o, const std::string& k, const std::string& v) { o.checkpoint_cost_s = parse_seconds(k, v, 0.001, 86400); }},
+        {"--checkpoint-persist", [](JobOptions& o, const std::string& k, const std::string& v) { o.checkpoint_persist_s = parse_seconds(k, v, 0, 86400); }},
         {"--mtbf-per-node", [](JobOptions& o, const std::string& k, const std::string& v) { o.mtbf_per_node_s = parse_seconds(k, v, 60, 1e12); }},
         {"--srun-arg", [](JobOptions& o, const std::string&, const std::string& v) { o.srun_args.push_back(v); }},
     };
@@ -116,7 +117,8 @@ std::string job_usage() {
            "  --islands FILE        gputopo.conf island file (default: Slurm's topology file)\n"
            "  --ntasks-per-node T   tasks per node (default SLURM_NTASKS_PER_NODE, else 1)\n"
            "  --kill-timeout S      bound on srun ending once the step must end (default 30)\n"
-           "  --checkpoint-cost S   checkpoint cost in the waste model (default 10)\n"
+           "  --checkpoint-cost S   what a checkpoint stalls the program for, in the waste model (default 10)\n"
+           "  --checkpoint-persist S  asynchronous checkpoint: durable S after its stall (default 0: blocking)\n"
            "  --mtbf-per-node D     MTBF per node in the waste model (default 6000h)\n"
            "  --srun-arg ARG        pass ARG to srun (repeatable)\n"
            "Exit status: the step's (0 success, 78 a user error, ...). See gputopo(1).\n";

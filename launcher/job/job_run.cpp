@@ -348,7 +348,8 @@ int supervise(const JobOptions& o, JobContext& c) {
         StepRun run = watch.watch(child, launched_unix);
         if (fault_unix > 0 && run.all_beating_unix > 0) {
             double restart_s = run.all_beating_unix - fault_unix;
-            RestartWaste w = daly_with_restart(o.checkpoint_cost_s, o.mtbf_per_node_s / double(c.nodes.size()), restart_s);
+            RestartWaste w = daly_with_restart(o.checkpoint_cost_s, o.mtbf_per_node_s / double(c.nodes.size()), restart_s,
+                                               o.checkpoint_persist_s);
             log.write(Event("restart_time").add("attempt", restarts).add("restart_s", restart_s)
                           .add("checkpoint_interval_s", w.interval_s).add("waste", w.waste));
             say("restart took " + std::to_string(restart_s) + " s (fault seen -> every rank beating); Daly interval " +

@@ -94,14 +94,17 @@ std::optional<StaleRank> stalest_rank(const std::vector<double>& last_beat, doub
     return worst;
 }
 
-RestartWaste daly_with_restart(double checkpoint_cost_s, double mtbf_job_s, double restart_s) {
+RestartWaste daly_with_restart(double checkpoint_cost_s, double mtbf_job_s, double restart_s, double persist_s) {
     RestartWaste w;
     const double c = checkpoint_cost_s > 0 ? checkpoint_cost_s : 1;
     const double r = restart_s > 0 ? restart_s : 0;
+    const double p = persist_s > 0 ? persist_s : 0;
     const double m = mtbf_job_s > 0 ? mtbf_job_s : 1;
     const double mr = m + r;
     w.interval_s = c < 2 * mr ? std::sqrt(2 * c * mr) * (1 + std::sqrt(c / (2 * mr)) / 3 + c / (18 * mr)) - c : mr;
-    w.waste = std::min(1.0, c / w.interval_s + (w.interval_s / 2 + r) / m);
+    w.interval_s = std::max(w.interval_s, p - c);
+    const double lost = p > 0 ? (w.interval_s + c) / 2 + p : w.interval_s / 2;
+    w.waste = std::min(1.0, c / w.interval_s + (lost + r) / m);
     return w;
 }
 

@@ -43,12 +43,19 @@ std::optional<StaleRank> stalest_rank(const std::vector<double>& last_beat, doub
 
 // Daly's checkpoint interval with the restart time R in the job MTBF
 // (tau = sqrt(2 C (M + R)) [1 + sqrt(C/(2(M+R)))/3 + C/(18(M+R))] - C for
-// C < 2(M+R), else M + R) and the fraction of wall time it wastes:
-// C/tau + (tau/2 + R)/M. `mtbf_job_s` = MTBF per node / nodes.
+// C < 2(M+R), else M + R) and the fraction of wall time it wastes. C is what
+// the program stalls for per checkpoint. An asynchronous checkpoint (the state
+// copied to host memory in C, written to storage in the background) is durable
+// P = `persist_s` after the stall ends: a failure then loses the work since the
+// last durable one, on average (tau + C)/2 + P, and the next checkpoint waits
+// for the previous write (tau + C >= P). A constant P does not move the
+// optimum, so tau = max(Daly's, P - C) and
+//   waste = C/tau + ((tau + C)/2 + P + R)/M   (blocking: P = 0; Daly's C/tau + (tau/2 + R)/M up to C/2M).
+// `mtbf_job_s` = MTBF per node / nodes.
 struct RestartWaste {
     double interval_s = 0;
     double waste = 0;  // 0..1
 };
-RestartWaste daly_with_restart(double checkpoint_cost_s, double mtbf_job_s, double restart_s);
+RestartWaste daly_with_restart(double checkpoint_cost_s, double mtbf_job_s, double restart_s, double persist_s = 0);
 
 }  // namespace gputopo::launch::job

@@ -157,6 +157,19 @@ TEST_CASE("gputopo run: the waste model takes the measured restart time", "[job]
     CHECK(slow.waste - fast.waste == Approx((600 - 5) / m).margin(0.01));
 }
 
+TEST_CASE("gputopo run: an asynchronous checkpoint stalls little but is durable later", "[job]") {
+    const double m = 30 * 60.0, r = 8;
+    RestartWaste blocking = daly_with_restart(10, m, r), async = daly_with_restart(0.16, m, r, 10);
+    // A constant lag does not move Daly's optimum for the stall.
+    CHECK(async.interval_s == Approx(daly_with_restart(0.16, m, r).interval_s));
+    CHECK(async.waste == Approx(0.16 / async.interval_s + ((async.interval_s + 0.16) / 2 + 10 + r) / m));
+    CHECK(async.waste < blocking.waste / 3);
+    // The next checkpoint waits for the previous write: interval + stall >= the write's lag.
+    RestartWaste slow_write = daly_with_restart(0.01, m, r, 120);
+    CHECK(slow_write.interval_s == Approx(120 - 0.01));
+    CHECK(daly_with_restart(10, m, r, 0).waste == Approx(blocking.waste));
+}
+
 TEST_CASE("gputopo run: options", "[job]") {
     JobOptions o = parse_job_options({"--spares", "2", "--max-restarts=20", "--hang-timeout", "2m", "--", "python", "t.py"});
     CHECK(o.spares == 2);
