@@ -8,8 +8,8 @@
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/core/strings.hpp"
+#include "topo/plan/fabric_env.hpp"
 #include "topo/plan/nic_selection.hpp"
-#include "topo/sources/nic_names.hpp"
 #include "topo/sources/nic_state.hpp"
 
 namespace gputopo::step {
