@@ -13,7 +13,7 @@
 #include "topo/plan/islands.hpp"
 #include "topo/plan/planner.hpp"
 #include "topo/plan/task_env.hpp"
-#include "topo/sources/nic_names.hpp"
+#include "topo/plan/fabric_env.hpp"
 
 namespace gputopo::cli {
 

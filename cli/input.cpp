@@ -91,11 +91,7 @@ Node read_node(const ParsedArgs& args) {
         const std::string path =
             args.has("--node") ? plugin_topology_file(args.get("--node")) : args.get("--topology");
         if (path.empty()) throw UsageError("empty value for --topology (expected a topology file)");
-        Node node = load_topology_file(path);
-        // A file's port states count too: say which GPUs lost their nearest
-        // NIC, as live discovery does (topo/sources/source_merge.cpp).
-        for (const auto& f : nic_fallbacks(node)) node.warnings.push_back(describe(f));
-        return node;
+        return load_topology_file(path);
     }
     return discover_live(live_sources_from_environment());  // hwloc refined by NVML and NIC port state (topo/sources/source_merge.hpp)
 }
@@ -105,6 +101,7 @@ Node read_node(const ParsedArgs& args) {
 Node load_node(const ParsedArgs& args) {
     const NicPolicy policy = nic_policy(args);  // checked before the topology is read
     Node node = read_node(args);
+    add_nic_fallback_warnings(node);  // a file's port states count as live ones do
     for (auto& w : apply_nic_policy(node, policy)) node.warnings.push_back(std::move(w));
     return node;
 }

@@ -100,7 +100,7 @@ struct RankInfo {
     Getenv getenv;       // that environment, for the phases that read more of it
     int rank = 0;
     std::string procid;  // SLURM_PROCID as written ("" when unset)
-    int local_rank = 0;
+    TaskPlace place;     // SLURM_LOCALID, the node's task count, the node name (read_task_place)
     int nodes = 1;
     int world = 1;       // the step's tasks (SLURM_STEP_NUM_TASKS, else SLURM_NTASKS)
     std::string job_id;
@@ -118,7 +118,6 @@ RankInfo rank_info(const Getenv& get) {
     r.getenv = get;
     r.rank = env_int(get, env::kSlurmProcid, 0);
     r.procid = env_str(get, env::kSlurmProcid);
-    r.local_rank = env_int(get, env::kSlurmLocalid, 0);
     r.nodes = std::max(1, env_int(get, env::kSlurmStepNumNodes,
                                   env_int(get, env::kSlurmJobNumNodes, env_int(get, env::kSlurmNnodes, 1))));
     r.world = env_int(get, env::kSlurmStepNumTasks, env_int(get, env::kSlurmNtasks, 1));
@@ -129,6 +128,7 @@ RankInfo rank_info(const Getenv& get) {
     r.job_end_time = env_str(get, env::kSlurmJobEndTime);
     r.restart_count = env_int(get, env::kSlurmRestartCount, 0);
     r.host = host_name();
+    r.place = read_task_place(get, r.host);
     r.node = env_str(get, env::kSlurmdNodename);
     if (r.node.empty()) r.node = r.host;
     return r;
@@ -150,7 +150,7 @@ struct Prepared {
     Mode binding_mode = Mode::None;
 };
 
-bool speaks(const Options& opt, const RankInfo& ri) { return ri.local_rank == 0 || opt.verbose; }
+bool speaks(const Options& opt, const RankInfo& ri) { return ri.place.local_id == 0 || opt.verbose; }
 
 // --nccl-topo-file: this node's NCCL topology, written once per node.
 void add_nccl_topo_file(const Options& opt, const RankInfo& ri, NodeOnce& node, std::vector<EnvVar>& wanted) {
@@ -189,7 +189,7 @@ void add_framework_env(const Options& opt, const RankInfo& ri, const RankSourceV
             step::MasterAddr m =
                 step::resolve_master_addr(step::step_first_node(ri.getenv), runner, 5, step::read_local_slurm_conf());
             fi.master_addr = m.addr;
-            if (!m.warning.empty() && ri.local_rank == 0) say("gputopo: warning: " + m.warning);
+            if (!m.warning.empty() && ri.place.local_id == 0) say("gputopo: warning: " + m.warning);
         }
         for (auto& v : framework_env(ri.getenv, fi)) wanted.push_back(v);
     } catch (const ParseError& e) {
@@ -217,14 +217,14 @@ void check_master_port(const RankInfo& ri, const Prepared& p) {
 Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& rs) {
     Prepared p;
     add_framework_env(opt, ri, rs, p.wanted);
-    IslandRankOutcome ir = island_rank(opt, ri.node, ri.local_rank, ri.getenv);
+    IslandRankOutcome ir = island_rank(opt, ri.node, ri.place.local_id, ri.getenv);
     apply_island_rank(p.wanted, ir.rank, ir.node_rank);
     if (opt.island_procid && (opt.rank_order == "island" || !opt.layout.empty()))
         for (auto& v : island_procid_env(ir.rank, ri.procid)) p.wanted.push_back(v);
     if (!ir.note.empty() && speaks(opt, ri) && (ir.rank.empty() || opt.verbose)) say("gputopo: " + ir.note);
     if (!ir.warning.empty()) say("gputopo: " + ir.warning);
     NodeOnce node(opt.topology, ri.node, ri.host, opt.nic_policy);
-    p.binding = compute_binding(binding_options(opt), ri.getenv, node, ranked_outside_slurm(rs));
+    p.binding = compute_binding(binding_options(opt), ri.getenv, ri.place, node, ranked_outside_slurm(rs));
     p.binding_mode = opt.gpu_topo.mode;
     for (auto& v : p.binding.action.wanted) p.wanted.push_back(v);
     for (auto& v : ir.env) p.wanted.push_back(v);
@@ -250,7 +250,7 @@ Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& r
 // Phase 2 (--dry-run): what would be done, on stdout.
 int dry_run(const Options& opt, const RankInfo& ri, const RankSourceView& rs, const Prepared& p) {
     std::printf("gputopo-launch dry run: rank %d (local %d) on %s, %d node(s), job %s, restart %d\n", ri.rank,
-                ri.local_rank, ri.node.c_str(), ri.nodes, ri.job_id.empty() ? "-" : ri.job_id.c_str(),
+                ri.place.local_id, ri.node.c_str(), ri.nodes, ri.job_id.empty() ? "-" : ri.job_id.c_str(),
                 ri.restart_count);
     std::printf("rank source: %s\n", rs.source.note.c_str());
     if (!rs.gpus_from.empty()) std::printf("node GPUs: from %s\n", rs.gpus_from.c_str());
@@ -273,7 +273,7 @@ int dry_run(const Options& opt, const RankInfo& ri, const RankSourceView& rs, co
                     opt.checkpoint_on_term ? "too" : "not",
                     opt.checkpoint_cmd.empty() ? "(none)" : ("'" + opt.checkpoint_cmd + "'").c_str(),
                     hook_ranks_name(opt.checkpoint_ranks),
-                    !opt.checkpoint_cmd.empty() && runs_command_hook(opt.checkpoint_ranks, ri.rank, ri.local_rank) ? " (this rank runs it)" : "",
+                    !opt.checkpoint_cmd.empty() && runs_command_hook(opt.checkpoint_ranks, ri.rank, ri.place.local_id) ? " (this rank runs it)" : "",
                     sig ? signal_name(sig).c_str() : "(none)");
         if (opt.checkpoint_auto)
             std::printf("periodic: %s\n", young_daly(opt.checkpoint_cost_s, opt.mtbf_per_node_s, ri.nodes).explain().c_str());
@@ -318,7 +318,7 @@ bool apply(const Options& opt, const RankInfo& ri, const Prepared& p, EventLog& 
         if (opt.verbose || opt.gpu_topo.verbose) {
             for (const auto& n : a.notes) say("gputopo: " + n);
             say("gputopo: " + a.verbose_line + (failed.empty() ? "" : " (affinity not applied: " + failed + ")"));
-        } else if (!failed.empty() && ri.local_rank == 0) {
+        } else if (!failed.empty() && ri.place.local_id == 0) {
             say("gputopo: " + ri.node + ": affinity not applied: " + failed);
         }
         if (std::string why = step::binding_failure(a, failed); strict && !why.empty()) {
@@ -355,15 +355,15 @@ bool preflight_failed(const Options& opt, const RankInfo& ri, ChildEnd& end) {
 SuperviseResult supervise_program(const Options& opt, const RankInfo& ri, EventLog& log) {
     SuperviseContext sc;
     sc.rank = ri.rank;
-    sc.local_rank = ri.local_rank;
+    sc.local_rank = ri.place.local_id;
     sc.nodes = ri.nodes;
     sc.job_id = ri.job_id;
     if (!ri.job_end_time.empty()) sc.job_end_time = std::atof(ri.job_end_time.c_str());
     // Only one rank per node (and the ranks running a command hook) asks
     // slurmctld; KillWait comes from slurm.conf when it is readable.
     const std::string job_id = ri.job_id;
-    bool may_query = !job_id.empty() && (ri.local_rank == 0 || (!opt.checkpoint_cmd.empty() &&
-                                                                runs_command_hook(opt.checkpoint_ranks, ri.rank, ri.local_rank)));
+    bool may_query = !job_id.empty() && (ri.place.local_id == 0 || (!opt.checkpoint_cmd.empty() &&
+                                                                runs_command_hook(opt.checkpoint_ranks, ri.rank, ri.place.local_id)));
     if (may_query) sc.end_time_query = [job_id]() { return query_job(job_id).end_time; };
     sc.kill_wait_query = [may_query]() {
         double kw = local_kill_wait();
@@ -601,7 +601,7 @@ int launcher_main(int argc, char** argv) {
     }
     Prepared p = prepare(opt, ri, rs);
     if (opt.framework == "jax") {
-        std::string problem = jax_device_problem(ri.local_rank, final_value(p.env, real_getenv, env::kCudaVisibleDevices));
+        std::string problem = jax_device_problem(ri.place.local_id, final_value(p.env, real_getenv, env::kCudaVisibleDevices));
         if (!problem.empty()) {
             say("gputopo: " + problem);
             if (p.binding.exchange) forget_step_gpus(*p.binding.exchange);

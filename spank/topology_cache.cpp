@@ -10,6 +10,7 @@
 
 #include "topo/core/errors.hpp"
 #include "topo/core/files.hpp"
+#include "topo/plan/nic_selection.hpp"
 #include "topo/sources/node_snapshot.hpp"
 #include "topo/sources/hwloc_source.hpp"
 #include "topo/sources/source_merge.hpp"
@@ -71,6 +72,7 @@ Node refresh_cache(const std::string& dir, const std::string& host, const LiveSo
     // NVML (NVLinks, NVSwitches, fabric cliques) and NIC port state refine
     // hwloc's view once, here; tasks read only the snapshot.
     apply_live_sources(node, live);
+    add_nic_fallback_warnings(node);  // kept in the snapshot with the sources' warnings
     try {
         write_file_atomically(cache_xml_path(dir, host), xml);
         write_file_atomically(dir + "/" + host + ".snap", write_node_snapshot(node));

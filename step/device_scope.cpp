@@ -4,6 +4,10 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "step/gpu_ids.hpp"
+#include "step/user_gpu_bind.hpp"
+#include "topo/core/env_names.hpp"
+#include "topo/core/errors.hpp"
 #include "topo/core/files.hpp"
 #include "topo/core/strings.hpp"
 
@@ -272,6 +276,98 @@ bool slurm_constrains_devices(const std::string& slurm_dir) {
     } catch (const std::exception&) {
         return false;
     }
+}
+
+bool step_cgroup_numbering(const StepInputs& in, bool constrained) {
+    return constrained && in.device_ids.empty() && !in.gpus.empty();
+}
+
+bool own_device_scope(const StepInputs& in, bool constrained, const std::optional<std::string>& tres_bind) {
+    return step_cgroup_numbering(in, constrained) && tres_bind && parse_slurm_gpu_bind(*tres_bind).per_task();
+}
+
+bool keeps_slurm_gpus(const StepInputs& in) { return !in.gpu_bind.empty() || !in.device_ids.empty(); }
+
+namespace {
+
+// Every local task's GPUs by Slurm's rule (closest and single: this task's
+// alone, they read its CPUs); false when the rule cannot be read.
+bool held_by_rule(const Node& node, const StepInputs& in, const DeviceRule& rule, int task, const Getenv& current,
+                  const CpuSet* task_affinity, SlurmDevices& d) {
+    const SlurmGpuBind bind = parse_slurm_gpu_bind(d.bind);
+    std::vector<CpuSet> task_cpus =
+        task_cpus_from_slurm(current(env::kSlurmCpuBindType), current(env::kSlurmCpuBindList), rule.local_tasks);
+    if (task_affinity && static_cast<size_t>(task) < task_cpus.size()) task_cpus[static_cast<size_t>(task)] = *task_affinity;
+    const bool per_node = bind.kind != SlurmGpuBind::Kind::Closest && bind.kind != SlurmGpuBind::Kind::Single;
+    for (int t = 0; t < rule.local_tasks; ++t) {
+        if (!per_node && t != task) continue;
+        // The topology's GPU locality stands for gres.conf Cores= only on the host it describes.
+        auto held = slurm_task_gpus(bind, in.gpus, t, true, &node, task_cpus, rule.per_task, rule.locality);
+        if (!held) return false;
+        if (t == task) d.gpus = *held;
+        if (per_node) d.all.push_back(*held);
+    }
+    return true;
+}
+
+// The task's own device cgroup: its GPUs by Slurm's rule, checked against the
+// count of its CUDA_VISIBLE_DEVICES (Slurm numbers them 0..k-1).
+SlurmDevices own_cgroup_devices(const Node& node, const StepInputs& in, const DeviceRule& rule, int task,
+                                const Getenv& current, const CpuSet* task_affinity, const std::string& tres) {
+    SlurmDevices d;
+    d.from = SlurmDevices::From::OwnCgroup;
+    d.bind = tres;
+    if (!held_by_rule(node, in, rule, task, current, task_affinity, d)) {
+        d.problem = "cannot tell which GPUs Slurm gave this task (SLURMD_TRES_BIND=" + tres + ")";
+        d.all.clear();
+        return d;
+    }
+    if (auto cvd = current(env::kCudaVisibleDevices); cvd && !cvd->empty() && split_device_uuids(*cvd).empty()) {
+        try {
+            if (parse_index_list(*cvd, env::kCudaVisibleDevices).size() != d.gpus.size()) {
+                d.problem = "Slurm gave this task " + *cvd + " (SLURMD_TRES_BIND=" + tres + "), not the " +
+                            std::to_string(d.gpus.size()) + " GPU(s) its rule gives";
+                d.gpus.clear();
+                d.all.clear();
+            }
+        } catch (const ParseError&) {
+        }
+    }
+    return d;
+}
+
+// The devices Slurm set in the task, kept as they are: the task's own UUIDs
+// (Slurm narrows them per task), else the step's; or its GPU indices.
+SlurmDevices kept_devices(const Node& node, const StepInputs& in, const Getenv& current) {
+    SlurmDevices d;
+    d.from = SlurmDevices::From::Kept;
+    if (!in.device_ids.empty()) {
+        auto cvd = current(env::kCudaVisibleDevices);
+        d.ids = cvd ? split_device_uuids(*cvd) : std::vector<std::string>{};
+        if (d.ids.empty()) d.ids = in.device_ids;
+        if (auto parents = parent_gpus(node, d.ids, nullptr)) {
+            d.id_parents = *parents;
+            d.gpus = *parents;
+            std::sort(d.gpus.begin(), d.gpus.end());
+            d.gpus.erase(std::unique(d.gpus.begin(), d.gpus.end()), d.gpus.end());
+        }
+        return d;
+    }
+    d.gpus = task_gpus_from_slurm(current, in);
+    for (int g : d.gpus)
+        if (!node.gpu(g)) d.gpus.clear();
+    return d;
+}
+
+}  // namespace
+
+SlurmDevices slurm_devices(const Node& node, const StepInputs& in, const DeviceRule& rule, int task,
+                           const Getenv& current, const CpuSet* task_affinity) {
+    const std::optional<std::string> tres = current(env::kSlurmdTresBind);
+    if (own_device_scope(in, rule.constrained, tres))
+        return own_cgroup_devices(node, in, rule, task, current, task_affinity, *tres);
+    if (keeps_slurm_gpus(in)) return kept_devices(node, in, current);
+    return {};
 }
 
 }  // namespace gputopo::step

@@ -26,13 +26,18 @@
 //                   _filter_usable_gres)
 // A binding that names no GPU of the step gives the step's first (Slurm: "Binding
 // to the first device in the allocation instead").
-// Pure: strings and lists in, lists out.
+//
+// This is also the one home of "keep Slurm's devices" (slurm_devices below):
+// which devices Slurm gave a task when gputopo follows Slurm's choice rather
+// than its own plan, on sites with and without ConstrainDevices alike.
+// Pure: strings, lists and the task's environment (a Getenv) in, lists out.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "step/step_inputs.hpp"
 #include "topo/core/cpuset.hpp"
 #include "topo/core/model.hpp"
 
@@ -90,5 +95,56 @@ bool cgroup_conf_constrains_devices(const std::string& cgroup_conf_text);
 // rule also needs task/cgroup in TaskPlugin; gputopo does not read slurm.conf
 // (large at big sites) for it: a site with ConstrainDevices=yes runs task/cgroup.
 bool slurm_constrains_devices(const std::string& slurm_dir);
+
+// ---- Keep Slurm's devices: the one rule -------------------------------------
+
+// Slurm numbers the step's GPUs 0..k-1 in its device cgroup: devices
+// constrained, the step holds GPUs, and they are named by index (not UUID).
+bool step_cgroup_numbering(const StepInputs& in, bool constrained);
+
+// With step_cgroup_numbering, a task whose SLURMD_TRES_BIND (`tres_bind`)
+// holds a per-task GPU binding has a device cgroup of its own.
+bool own_device_scope(const StepInputs& in, bool constrained, const std::optional<std::string>& tres_bind);
+
+// Slurm's GPUs are kept as it set them in each task: the user's --gpu-bind,
+// or devices named by UUID.
+bool keeps_slurm_gpus(const StepInputs& in);
+
+// The devices Slurm gave one local task.
+//   OwnCgroup  own_device_scope: the task's own device cgroup; `gpus` by Slurm's
+//              rule (slurm_task_gpus over the step's GPUs), `all` every local
+//              task's when that rule gives them all; `bind` its SLURMD_TRES_BIND.
+//              `gpus` empty: cannot tell, `problem` says why (no rule reading,
+//              or the task's CUDA_VISIBLE_DEVICES counts otherwise).
+//   Kept       keeps_slurm_gpus (and not OwnCgroup): `gpus` from the task's own
+//              variables (task_gpus_from_slurm), or the parents of its UUIDs
+//              (`ids`, `id_parents`: the task's UUIDs, else the step's); empty
+//              when unknown.
+//   Plan       neither: gputopo's plan decides the task's GPUs.
+struct SlurmDevices {
+    enum class From { Plan, OwnCgroup, Kept };
+    From from = From::Plan;
+    std::vector<int> gpus;                  // physical GPU indices, sorted
+    std::vector<std::vector<int>> all;      // OwnCgroup: every local task's
+    std::vector<std::string> ids;           // Kept by UUID
+    std::vector<int> id_parents;            // the GPU of each of `ids`
+    std::string bind;                       // OwnCgroup: SLURMD_TRES_BIND
+    std::string problem;                    // OwnCgroup with no `gpus`
+};
+
+// What the rule reads besides the task: the step's node and how Slurm runs it.
+struct DeviceRule {
+    int local_tasks = 1;                    // the step's tasks on this node
+    bool constrained = false;               // slurm_constrains_devices
+    PerTaskRule per_task = PerTaskRule::Blocks;
+    bool locality = true;                   // see slurm_task_gpus
+};
+
+// Local task `task`'s devices, from the step's inputs (read_step_inputs, UUIDs
+// resolved) and the task's own environment `current` (SLURMD_TRES_BIND,
+// SLURM_CPU_BIND_TYPE/_LIST, SLURM_STEP_GPUS, CUDA/ROCR_VISIBLE_DEVICES).
+// `task_affinity`: the CPUs the task runs on now (closest, single), or null.
+SlurmDevices slurm_devices(const Node& node, const StepInputs& in, const DeviceRule& rule, int task,
+                           const Getenv& current, const CpuSet* task_affinity);
 
 }  // namespace gputopo::step

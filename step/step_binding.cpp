@@ -4,12 +4,11 @@
 
 #include "step/gpu_ids.hpp"
 #include "topo/plan/cpu_allocation.hpp"
-#include "step/user_gpu_bind.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/core/strings.hpp"
+#include "topo/plan/fabric_env.hpp"
 #include "topo/plan/nic_selection.hpp"
-#include "topo/sources/nic_names.hpp"
 #include "topo/sources/nic_state.hpp"
 
 namespace gputopo::step {
@@ -48,7 +47,7 @@ StepBinding::StepBinding(const StepSetup& setup, Node node)
     per_task_rule_ = setup.per_task_rule;
     local_tasks_ = std::max(1, setup.local_tasks);
     // In the step's device cgroup Slurm numbers its GPUs 0..k-1 (local index).
-    if (devices_constrained_ && inputs_.device_ids.empty() && !inputs_.gpus.empty()) inputs_.relative_numbering = true;
+    if (step_cgroup_numbering(inputs_, devices_constrained_)) inputs_.relative_numbering = true;
     cpus_on_host_ = topology_cpus_on_host(node_, setup.host_cpus);
     allowed_ = allowed_cpus(node_, setup.host_cpus, setup.affinity);
     plan_ = make_plan(node_, plan_request(inputs_, local_tasks_, options_.mode, allowed_, options_.whole_cores));
@@ -71,51 +70,14 @@ void drop_omp(std::vector<EnvVar>& env) {
     for (const char* name : {env::kOmpNumThreads, env::kOmpPlaces, env::kOmpProcBind}) drop(env, name);
 }
 
-// The devices Slurm gave this task, when gputopo keeps them rather than
-// choose: the user's --gpu-bind, or devices named by UUID. `gpus`: their GPU
-// indices (empty: unknown); `ids`: the UUIDs (empty: indices).
-struct Kept {
-    bool active = false;
-    std::vector<int> gpus;
-    std::vector<std::string> ids;
-    std::vector<int> id_parents;
-};
-
-// Slurm's GPUs are kept as it set them in each task: the user's --gpu-bind,
-// or devices named by UUID.
-bool keeps_slurm_gpus(const StepInputs& in) { return !in.gpu_bind.empty() || !in.device_ids.empty(); }
-
-Kept kept_devices(const Node& node, const StepInputs& in, const Getenv& current) {
-    Kept k;
-    if (!keeps_slurm_gpus(in)) return k;
-    k.active = true;
-    if (!in.device_ids.empty()) {
-        // The task's own UUIDs (Slurm narrows them per task), else the step's.
-        auto cvd = current(env::kCudaVisibleDevices);
-        k.ids = cvd ? split_device_uuids(*cvd) : std::vector<std::string>{};
-        if (k.ids.empty()) k.ids = in.device_ids;
-        if (auto parents = parent_gpus(node, k.ids, nullptr)) {
-            k.id_parents = *parents;
-            k.gpus = *parents;
-            std::sort(k.gpus.begin(), k.gpus.end());
-            k.gpus.erase(std::unique(k.gpus.begin(), k.gpus.end()), k.gpus.end());
-        }
-        return k;
-    }
-    k.gpus = task_gpus_from_slurm(current, in);
-    for (int g : k.gpus)
-        if (!node.gpu(g)) k.gpus.clear();
-    return k;
-}
-
-// When the plan did not give this task the GPUs Slurm kept for it: a copy of
-// the plan whose task holds the binding around the kept GPUs (CPUs, memory,
+// When the plan did not give this task the GPUs Slurm gave it (`held`): a copy
+// of the plan whose task holds the binding around those GPUs (CPUs, memory,
 // NIC of those GPUs). Otherwise nothing: the plan stands.
-std::optional<Plan> plan_around_kept(const Node& node, const Plan& plan, int task, const Kept& kept) {
+std::optional<Plan> plan_around_held(const Node& node, const Plan& plan, int task, const std::vector<int>& held) {
     const TaskBinding& planned = plan.tasks.at(static_cast<size_t>(task));
-    if (kept.gpus.empty() || (!planned.gpus.empty() && subset(planned.gpus, kept.gpus))) return std::nullopt;
+    if (held.empty() || (!planned.gpus.empty() && subset(planned.gpus, held))) return std::nullopt;
     PlanRequest r;
-    r.gpus = kept.gpus;
+    r.gpus = held;
     r.mode = plan.mode;
     Plan around = plan;
     TaskBinding b = make_plan(node, r).tasks.at(0);
@@ -126,7 +88,8 @@ std::optional<Plan> plan_around_kept(const Node& node, const Plan& plan, int tas
 
 // Slurm's UUIDs in the planned order. Shared view: position i holds an
 // instance of task i's GPU, then the rest by planned visibility.
-std::vector<std::string> planned_id_order(const Plan& plan, int task, const TaskEnvOptions& eo, const Kept& kept) {
+std::vector<std::string> planned_id_order(const Plan& plan, int task, const TaskEnvOptions& eo,
+                                          const SlurmDevices& kept) {
     std::vector<int> order;
     if (!task_isolated(plan, task, eo))
         for (const TaskBinding& t : plan.tasks)
@@ -135,11 +98,17 @@ std::vector<std::string> planned_id_order(const Plan& plan, int task, const Task
     return order_ids(kept.ids, kept.id_parents, order);
 }
 
-// The task's GPU variables when Slurm's devices are kept: CUDA/ROCR
-// variables dropped from `wanted`, the UUIDs reordered (set in `wanted`) or
-// a note saying why they stay as Slurm set them.
-void keep_slurm_devices(const Plan& plan, int task, const TaskEnvOptions& eo, const StepInputs& in,
-                        const Kept& kept, std::vector<EnvVar>& wanted, TaskAction& a) {
+void drop_gpu_visibility(std::vector<EnvVar>& wanted) {
+    drop(wanted, env::kCudaVisibleDevices);
+    drop(wanted, env::kRocrVisibleDevices);
+    drop(wanted, env::kHipVisibleDevices);
+}
+
+// Kept devices (the user's --gpu-bind, or UUIDs): CUDA/ROCR variables dropped
+// from `wanted`, the UUIDs reordered (set in `wanted`) or a note saying why
+// they stay as Slurm set them.
+void keep_set_devices(const Plan& plan, int task, const TaskEnvOptions& eo, const StepInputs& in,
+                      const SlurmDevices& kept, std::vector<EnvVar>& wanted, TaskAction& a) {
     drop(wanted, env::kCudaVisibleDevices);
     drop(wanted, env::kRocrVisibleDevices);
     if (!in.gpu_bind.empty()) {
@@ -152,10 +121,37 @@ void keep_slurm_devices(const Plan& plan, int task, const TaskEnvOptions& eo, co
     }
 }
 
-void drop_gpu_visibility(std::vector<EnvVar>& wanted) {
-    drop(wanted, env::kCudaVisibleDevices);
-    drop(wanted, env::kRocrVisibleDevices);
-    drop(wanted, env::kHipVisibleDevices);
+// The task's own device cgroup: the user's --gpu-bind keeps the devices as
+// Slurm numbered them there; GPUs nobody can tell keep Slurm's variables and
+// drop gputopo's GPU ones.
+void keep_cgroup_devices(const StepInputs& in, const SlurmDevices& own, std::vector<EnvVar>& wanted, TaskAction& a) {
+    if (!own.gpus.empty()) {
+        if (in.gpu_bind.empty()) return;
+        drop_gpu_visibility(wanted);
+        a.kept_note = "gpus kept from --gpu-bind=" + in.gpu_bind;
+        return;
+    }
+    drop_gpu_visibility(wanted);
+    drop(wanted, env::kGpus);
+    drop(wanted, env::kGpuPci);
+    a.kept_note = own.problem + ": devices kept as Slurm set them";
+}
+
+// The task's GPU variables where Slurm's devices are kept (slurm_devices):
+// the one place `wanted` follows Slurm's choice instead of gputopo's plan.
+void keep_slurm_devices(const Plan& plan, int task, const TaskEnvOptions& eo, const StepInputs& in,
+                        const SlurmDevices& d, std::vector<EnvVar>& wanted, TaskAction& a) {
+    switch (d.from) {
+    case SlurmDevices::From::Plan: return;
+    case SlurmDevices::From::Kept: return keep_set_devices(plan, task, eo, in, d, wanted, a);
+    case SlurmDevices::From::OwnCgroup: return keep_cgroup_devices(in, d, wanted, a);
+    }
+}
+
+// gputopo's planned visibility is the task's: not where Slurm's set devices
+// are kept, nor in a device cgroup whose GPUs nobody can tell.
+bool planned_visibility(const SlurmDevices& d) {
+    return d.from == SlurmDevices::From::Plan || (d.from == SlurmDevices::From::OwnCgroup && !d.gpus.empty());
 }
 
 // Masks as Slurm writes them in SLURM_CPU_BIND_LIST: "0x3", lower-case hex.
@@ -200,51 +196,21 @@ bool StepBinding::task_reads_own_gpus() const {
 }
 
 bool StepBinding::task_scope_is_own(const std::optional<std::string>& tres_bind) const {
-    return devices_constrained_ && inputs_.device_ids.empty() && !inputs_.gpus.empty() && tres_bind &&
-           parse_slurm_gpu_bind(*tres_bind).per_task();
+    return own_device_scope(inputs_, devices_constrained_, tres_bind);
 }
 
-StepBinding::TaskScope StepBinding::task_scope(int task, const Getenv& current, const CpuSet* task_affinity) const {
-    TaskScope sc;
-    const std::optional<std::string> tres = current(env::kSlurmdTresBind);
-    if (!task_scope_is_own(tres)) return sc;
-    sc.own = true;
-    sc.bind = *tres;
-    const SlurmGpuBind bind = parse_slurm_gpu_bind(*tres);
-    std::vector<CpuSet> task_cpus =
-        task_cpus_from_slurm(current(env::kSlurmCpuBindType), current(env::kSlurmCpuBindList), local_tasks_);
-    if (task_affinity && static_cast<size_t>(task) < task_cpus.size()) task_cpus[static_cast<size_t>(task)] = *task_affinity;
-    const bool per_node = bind.kind != SlurmGpuBind::Kind::Closest && bind.kind != SlurmGpuBind::Kind::Single;
-    for (int t = 0; t < local_tasks_; ++t) {
-        if (!per_node && t != task) continue;
-        // The topology's GPU locality stands for gres.conf Cores= only on the host it describes.
-        auto held = slurm_task_gpus(bind, inputs_.gpus, t, true, &node_, task_cpus, per_task_rule_, cpus_on_host_);
-        if (!held) {
-            sc.problem = "cannot tell which GPUs Slurm gave this task (SLURMD_TRES_BIND=" + *tres + ")";
-            sc.all.clear();
-            return sc;
-        }
-        if (t == task) sc.gpus = *held;
-        if (per_node) sc.all.push_back(*held);
-    }
-    // Slurm numbers the task's GPUs 0..k-1: its CUDA_VISIBLE_DEVICES must count as many.
-    if (auto cvd = current(env::kCudaVisibleDevices); cvd && !cvd->empty() && split_device_uuids(*cvd).empty()) {
-        try {
-            if (parse_index_list(*cvd, env::kCudaVisibleDevices).size() != sc.gpus.size()) {
-                sc.problem = "Slurm gave this task " + *cvd + " (SLURMD_TRES_BIND=" + *tres + "), not the " +
-                             std::to_string(sc.gpus.size()) + " GPU(s) its rule gives";
-                sc.gpus.clear();
-                sc.all.clear();
-            }
-        } catch (const ParseError&) {
-        }
-    }
-    return sc;
+DeviceRule StepBinding::device_rule() const {
+    DeviceRule r;
+    r.local_tasks = local_tasks_;
+    r.constrained = devices_constrained_;
+    r.per_task = per_task_rule_;
+    r.locality = cpus_on_host_;  // the topology's GPU locality stands for gres.conf Cores= on its own host only
+    return r;
 }
 
 // The plan for a task whose GPUs Slurm chose: every local task's GPUs fixed
 // (CPUs shared out among them as usual), else this task planned alone on its own.
-Plan StepBinding::scoped_plan(int task, const TaskScope& sc) const {
+Plan StepBinding::scoped_plan(int task, const SlurmDevices& sc) const {
     PlanRequest r = plan_request(inputs_, local_tasks_, options_.mode, allowed_, options_.whole_cores);
     if (sc.all.size() == static_cast<size_t>(local_tasks_)) {
         bool disjoint = true;
@@ -259,7 +225,32 @@ Plan StepBinding::scoped_plan(int task, const TaskScope& sc) const {
             return make_plan(node_, r);
         }
     }
-    return plan_around_kept(node_, plan_, task, Kept{true, sc.gpus, {}, {}}).value_or(plan_);
+    return plan_around_held(node_, plan_, task, sc.gpus).value_or(plan_);
+}
+
+// The plan the task's action is made from: around the GPUs Slurm gave it
+// (slurm_devices) when they are not the planned ones; nothing: the plan stands.
+std::optional<Plan> StepBinding::plan_for(int task, const SlurmDevices& d) const {
+    if (d.from == SlurmDevices::From::OwnCgroup && !d.gpus.empty()) return scoped_plan(task, d);
+    if (d.from == SlurmDevices::From::Kept) return plan_around_held(node_, plan_, task, d.gpus);
+    return std::nullopt;
+}
+
+TaskEnvOptions StepBinding::env_options(const SlurmDevices& d) const {
+    TaskEnvOptions eo;
+    eo.isolate = options_.isolate;
+    eo.share = options_.share;
+    eo.step_gpus = inputs_.gpus;
+    eo.relative_numbering = inputs_.relative_numbering;
+    eo.omp_per_thread = inputs_.cpus_per_task > 0;
+    if (d.from == SlurmDevices::From::OwnCgroup && !d.gpus.empty()) {
+        // The task's own device cgroup: it sees its GPUs as 0..k-1, never another task's.
+        eo.isolate = true;
+        eo.share = false;
+        eo.step_gpus = d.gpus;
+        eo.relative_numbering = true;
+    }
+    return eo;
 }
 
 TaskAction StepBinding::task(int task, const Getenv& current, const CpuSet* task_affinity) const {
@@ -267,42 +258,12 @@ TaskAction StepBinding::task(int task, const Getenv& current, const CpuSet* task
         throw PlanError("local task " + std::to_string(task) + " is not in this node's plan of " +
                         std::to_string(plan_.tasks.size()) + " task(s)");
     TaskAction a;
-    TaskEnvOptions eo;
-    eo.isolate = options_.isolate;
-    eo.share = options_.share;
-    eo.step_gpus = inputs_.gpus;
-    eo.relative_numbering = inputs_.relative_numbering;
-    eo.omp_per_thread = inputs_.cpus_per_task > 0;
-    const TaskScope sc = task_scope(task, current, task_affinity);
-    std::optional<Plan> own;
-    Kept kept;
-    if (sc.own) {
-        // The task's own device cgroup: it sees its GPUs as 0..k-1, never another task's.
-        if (!sc.gpus.empty()) {
-            own = scoped_plan(task, sc);
-            eo.isolate = true;
-            eo.share = false;
-            eo.step_gpus = sc.gpus;
-            eo.relative_numbering = true;
-        }
-    } else {
-        kept = kept_devices(node_, inputs_, current);
-    }
-    const std::optional<Plan> around = own ? std::nullopt : plan_around_kept(node_, plan_, task, kept);
-    const Plan& use = own ? *own : around ? *around : plan_;
+    const SlurmDevices held = slurm_devices(node_, inputs_, device_rule(), task, current, task_affinity);
+    const TaskEnvOptions eo = env_options(held);
+    const std::optional<Plan> around = plan_for(task, held);
+    const Plan& use = around ? *around : plan_;
     a.wanted = task_env(node_, use, task, eo);
-    if (kept.active) keep_slurm_devices(use, task, eo, inputs_, kept, a.wanted, a);
-    if (sc.own && !sc.gpus.empty() && !inputs_.gpu_bind.empty()) {
-        // The user's --gpu-bind: the devices stay as Slurm numbered them in the task's cgroup.
-        drop_gpu_visibility(a.wanted);
-        a.kept_note = "gpus kept from --gpu-bind=" + inputs_.gpu_bind;
-    }
-    if (sc.own && sc.gpus.empty()) {
-        drop_gpu_visibility(a.wanted);
-        drop(a.wanted, env::kGpus);
-        drop(a.wanted, env::kGpuPci);
-        a.kept_note = sc.problem + ": devices kept as Slurm set them";
-    }
+    keep_slurm_devices(use, task, eo, inputs_, held, a.wanted, a);
     if (!inputs_.gpus.empty() && inputs_.device_ids.empty())
         a.wanted.push_back({env::kStepGpus, join_ints(inputs_.gpus), false});
     const TaskBinding& b = use.tasks.at(static_cast<size_t>(task));
@@ -310,9 +271,9 @@ TaskAction StepBinding::task(int task, const Getenv& current, const CpuSet* task
     ResolvedEnv r = keep_user_values(a.wanted, current);
     a.set = std::move(r.set);
     a.kept = std::move(r.kept);
-    if (!b.gpus.empty() && !kept.active && !(sc.own && sc.gpus.empty())) a.visible = visible_gpus(use, task, eo);
+    if (!b.gpus.empty() && planned_visibility(held)) a.visible = visible_gpus(use, task, eo);
     a.verbose_line = verbose_line(node_name_, task, b, a);
-    if (task == 0) task_notes(use, sc, a);
+    if (task == 0) task_notes(use, held, a);
     return a;
 }
 
@@ -364,10 +325,10 @@ void StepBinding::bind_cpus(const Plan& use, const TaskBinding& b, const CpuSet*
                        {env::kSlurmCpuBindList, list, false}};
 }
 
-void StepBinding::task_notes(const Plan& use, const TaskScope& sc, TaskAction& a) const {
+void StepBinding::task_notes(const Plan& use, const SlurmDevices& sc, TaskAction& a) const {
     for (const auto& f : nic_fallbacks(node_)) a.notes.push_back(node_name_ + ": " + describe(f));
     for (const auto& w : unnamed_nic_warnings(node_, plan_)) a.warnings.push_back(node_name_ + ": " + w);
-    if (!sc.own) return;
+    if (sc.from != SlurmDevices::From::OwnCgroup) return;
     bool moved = false;
     for (size_t t = 0; t < use.tasks.size() && t < plan_.tasks.size(); ++t)
         if (use.tasks[t].gpus != plan_.tasks[t].gpus) moved = true;

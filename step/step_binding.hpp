@@ -95,8 +95,8 @@ public:
     bool devices_constrained() const { return devices_constrained_; }
 
     // Local task `task`'s action. `current` reads the task's environment (for
-    // the keep-the-user's-value rule and the GPUs Slurm gave the task when
-    // they are kept: the user's --gpu-bind, or devices named by UUID).
+    // the keep-the-user's-value rule and the devices Slurm gave the task when
+    // gputopo follows them: step/device_scope.hpp slurm_devices, the one rule).
     // Throws PlanError for a task not planned.
     // `task_affinity`: the CPUs the task runs on now (after task/affinity), read
     // for a CPU binding the user asked Slurm for (its memory policy) and for
@@ -113,22 +113,16 @@ public:
 
     // With devices constrained, a task whose SLURMD_TRES_BIND (`tres_bind`)
     // holds a per-task GPU binding has a device scope of its own: its action
-    // must be made from its own environment.
+    // must be made from its own environment (own_device_scope).
     bool task_scope_is_own(const std::optional<std::string>& tres_bind) const;
 
 private:
-    // A task's device scope when Slurm gave it a device cgroup of its own.
-    struct TaskScope {
-        bool own = false;                       // the task's own scope (per-task binding, devices constrained)
-        std::string bind;                       // SLURMD_TRES_BIND
-        std::vector<int> gpus;                  // the physical GPUs it holds; empty: cannot tell (problem says why)
-        std::vector<std::vector<int>> all;      // every local task's, when Slurm's rule gives them all
-        std::string problem;
-    };
-    TaskScope task_scope(int task, const Getenv& current, const CpuSet* task_affinity) const;
-    Plan scoped_plan(int task, const TaskScope& sc) const;
+    DeviceRule device_rule() const;
+    Plan scoped_plan(int task, const SlurmDevices& own) const;
+    std::optional<Plan> plan_for(int task, const SlurmDevices& held) const;
+    TaskEnvOptions env_options(const SlurmDevices& held) const;
     void bind_cpus(const Plan& use, const TaskBinding& b, const CpuSet* task_affinity, TaskAction& a) const;
-    void task_notes(const Plan& use, const TaskScope& sc, TaskAction& a) const;
+    void task_notes(const Plan& use, const SlurmDevices& held, TaskAction& a) const;
 
     Options options_;
     std::string node_name_;

@@ -10,7 +10,6 @@
 #include "step/step_inputs.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
-#include "topo/core/host.hpp"
 #include "topo/core/strings.hpp"
 #include "topo/fabric/slurm_islands.hpp"
 #include "topo/sources/nic_policy.hpp"
@@ -60,6 +59,16 @@ TaskPlace task_place(const Getenv& get, const std::string& host) {
     if (auto v = get(env::kSlurmdNodename); v && !v->empty()) p.node_name = *v;
     else p.node_name = step::slurm_node_name(get, node_id, host);
     return p;
+}
+
+TaskPlace read_task_place(const Getenv& get, const std::string& host) {
+    try {
+        return task_place(get, host);
+    } catch (const ParseError& e) {
+        TaskPlace p;
+        p.problem = e.what();
+        return p;
+    }
 }
 
 step::Getenv step_environment(const Getenv& task_env, const std::vector<int>& step_gpus) {
@@ -150,10 +159,9 @@ std::optional<std::vector<int>> constrained_step_gpus(const Getenv& get, const N
     return std::nullopt;
 }
 
-step::TaskAction binding_for(const Node& node, const step::Options& opt, const Getenv& task_env, bool narrowed,
-                             const std::optional<std::vector<int>>& step_gpus, const CpuSet& host_cpus,
-                             const CpuSet& affinity, bool constrained) {
-    const TaskPlace place = task_place(task_env, host_name());
+step::TaskAction binding_for(const Node& node, const step::Options& opt, const Getenv& task_env,
+                             const TaskPlace& place, bool narrowed, const std::optional<std::vector<int>>& step_gpus,
+                             const CpuSet& host_cpus, const CpuSet& affinity, bool constrained) {
     step::StepSetup setup;
     setup.options = opt;
     setup.node_name = place.node_name;
@@ -207,14 +215,15 @@ const Node& NodeOnce::get() {
     return *node_;
 }
 
-LaunchBinding compute_binding(const Options& o, const Getenv& task_env, NodeOnce& node, bool ranked) {
+LaunchBinding compute_binding(const Options& o, const Getenv& task_env, const TaskPlace& place, NodeOnce& node,
+                              bool ranked) {
     LaunchBinding b;
     b.note = binding_skipped(o.gpu_topo, task_env, ranked);
     if (!b.note.empty()) return b;
     try {
         // Outside Slurm (launcher/ranks/rank_sources) with no GPU list: all the node's GPUs.
         const Getenv get = ranked ? with_node_gpus(task_env, node.get()) : task_env;
-        const TaskPlace place = task_place(get, host_name());
+        if (!place.problem.empty()) throw ParseError(place.problem);
         const bool constrained = step::slurm_constrains_devices(slurm_config_dir(get));
         const bool per_task = gpus_narrowed(get(env::kSlurmdTresBind));
         const bool narrowed = per_task && (place.local_tasks > 1 || constrained);
@@ -243,7 +252,7 @@ LaunchBinding compute_binding(const Options& o, const Getenv& task_env, NodeOnce
                 b.note = "cannot learn the step's GPUs on this node (" + why +
                          "); this task is planned alone on its own GPUs";
         }
-        b.action = binding_for(node.get(), o.gpu_topo, get, narrowed, step_gpus, step::online_cpus(),
+        b.action = binding_for(node.get(), o.gpu_topo, get, place, narrowed, step_gpus, step::online_cpus(),
                                step::current_affinity(), constrained);
         b.bound = true;
     } catch (const std::exception& e) {

@@ -18,13 +18,19 @@
 
 namespace gputopo::launch {
 
-// Where this task sits on its node, from Slurm's task variables.
+// Where this task sits on its node, from Slurm's task variables. Read once per
+// rank (launcher/run.cpp RankInfo) and passed down to the binding.
 struct TaskPlace {
     int local_id = 0;          // SLURM_LOCALID
     int local_tasks = 1;       // from SLURM_STEP_TASKS_PER_NODE (else SLURM_TASKS_PER_NODE) and SLURM_NODEID
     std::string node_name;     // SLURMD_NODENAME (slurmstepd sets it per task), else the step's node list, else host
+    std::string problem;       // why the variables could not be read (read_task_place); "" when read
 };
+// Throws ParseError for a variable that is not a non-negative number.
 TaskPlace task_place(const Getenv& task_env, const std::string& host);
+// task_place(), never throwing: a malformed variable gives the defaults and `problem`
+// (the binding then fails with it, compute_binding).
+TaskPlace read_task_place(const Getenv& task_env, const std::string& host);
 
 // The step's environment as the plugin's user_init sees it, from this task's
 // (narrowed) environment and the step's GPUs on the node: SLURM_STEP_GPUS is
@@ -44,13 +50,14 @@ std::string binding_skipped(const step::Options& opt, const Getenv& task_env, bo
 // SLURM_STEP_GPUS = every GPU of `node`; otherwise `task_env` itself.
 Getenv with_node_gpus(const Getenv& task_env, const Node& node);
 
-// The task's binding, given the node. `narrowed`: Slurm narrowed this task's
+// The task's binding, given the node and where the task sits (`place`). `narrowed`: Slurm narrowed this task's
 // GPU variables to its own (step_gpus.hpp); then `step_gpus` is the step's set
 // on the node, or nullopt when it could not be learned (the task is then
 // planned alone on its own GPUs). Throws ParseError / PlanError.
 // `constrained`: Slurm constrains devices (step/device_scope.hpp); then a
 // narrowed task's step_gpus are the step's physical GPUs (constrained_step_gpus).
-step::TaskAction binding_for(const Node& node, const step::Options& opt, const Getenv& task_env, bool narrowed,
+step::TaskAction binding_for(const Node& node, const step::Options& opt, const Getenv& task_env,
+                             const TaskPlace& place, bool narrowed,
                              const std::optional<std::vector<int>>& step_gpus, const CpuSet& host_cpus,
                              const CpuSet& affinity, bool constrained = false);
 
@@ -96,8 +103,10 @@ struct LaunchBinding {
 };
 
 // Everything for one task, never throws: skipped, or the node read (once), the
-// step's GPUs learned when narrowed, and the action. `ranked`: see
+// step's GPUs learned when narrowed, and the action. `place`: the task's
+// read_task_place (a problem there fails the binding). `ranked`: see
 // binding_skipped (then the node's GPUs stand in for a missing GPU list).
-LaunchBinding compute_binding(const Options& o, const Getenv& task_env, NodeOnce& node, bool ranked = false);
+LaunchBinding compute_binding(const Options& o, const Getenv& task_env, const TaskPlace& place, NodeOnce& node,
+                              bool ranked = false);
 
 }  // namespace gputopo::launch

@@ -15,6 +15,7 @@
 #include "tests/unit/fixtures.hpp"
 #include "topo/plan/planner.hpp"
 #include "topo/sources/topology_loader.hpp"
+#include "topo/core/host.hpp"
 
 using namespace gputopo;
 using namespace gputopo::step;
@@ -238,8 +239,10 @@ TEST_CASE("ConstrainDevices + per-task binding on every fixture: each task binds
                     launcher_env["SLURM_NODEID"] = "0";
                     launcher_env["SLURM_STEP_TASKS_PER_NODE"] = std::to_string(tasks);
                     launcher_env["SLURMD_NODENAME"] = "n";
-                    TaskAction l = launch::binding_for(node, setup.options, env_of(launcher_env), true, step,
-                                                       node.cpus, node.cpus, true);
+                    const Getenv le = env_of(launcher_env);
+                    const launch::TaskPlace place = launch::read_task_place(le, gputopo::host_name());
+                    TaskAction l = launch::binding_for(node, setup.options, le, place, true, step, node.cpus,
+                                                       node.cpus, true);
                     CHECK(value_of(l.set, "GPUTOPO_GPUS") == gpus);
                     CHECK(value_of(l.set, "CUDA_VISIBLE_DEVICES") == cvd);
                     CHECK(l.cpus == a.cpus);

@@ -26,6 +26,7 @@
 #include "topo/sources/nic_policy.hpp"
 #include "topo/sources/smt_siblings.hpp"
 #include "topo/sources/topology_loader.hpp"
+#include "topo/core/host.hpp"
 
 using namespace gputopo;
 namespace fs = std::filesystem;
@@ -511,7 +512,8 @@ TEST_CASE("NIC policy: gputopo-launch --nic-exclude binds as the plugin's nic_ex
     REQUIRE(o.nic_policy.exclude == std::vector<std::string>{"mlx5_0"});
     auto hca_of = [&](const NicPolicy& policy) {
         launch::NodeOnce node(o.topology, "n2", "h", policy);
-        launch::LaunchBinding b = launch::compute_binding(o, env, node);
+        const launch::TaskPlace place = launch::read_task_place(env, gputopo::host_name());
+        launch::LaunchBinding b = launch::compute_binding(o, env, place, node);
         REQUIRE(b.bound);
         for (const auto& v : b.action.set)
             if (v.name == env::kNcclIbHca) return v.value;

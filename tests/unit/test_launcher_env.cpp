@@ -11,6 +11,7 @@
 #include "launcher/env/nccl_env.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/sources/topology_loader.hpp"
+#include "topo/core/host.hpp"
 
 using namespace gputopo::launch;
 using gputopo::EnvVar;
@@ -140,7 +141,8 @@ TEST_CASE("binding without the plugin: XE8640, Slurm's relative numbering kept (
             if (n == "SLURM_LOCALID") return std::to_string(t);
             return env(n);
         };
-        auto a = binding_for(node, o, e, false, std::nullopt, gputopo::CpuSet::range(0, 3), gputopo::CpuSet::range(0, 3));
+        auto a = binding_for(node, o, e, read_task_place(e, gputopo::host_name()), false, std::nullopt,
+                             gputopo::CpuSet::range(0, 3), gputopo::CpuSet::range(0, 3));
         auto m = as_map(a.set);
         // The devices this step sees are numbered 0 and 1; GPU indices 2 and 3 are in GPUTOPO_GPUS.
         CHECK((m["CUDA_VISIBLE_DEVICES"] == "0,1" || m["CUDA_VISIBLE_DEVICES"] == "1,0"));
@@ -151,22 +153,26 @@ TEST_CASE("binding without the plugin: XE8640, Slurm's relative numbering kept (
 
 TEST_CASE("binding without the plugin: plugin present, mode none, unreadable topology", "[launcher]") {
     Options o;
+    // The rank's place, read once as run.cpp does, then the binding.
+    auto bind_task = [&o](const Getenv& e, NodeOnce& node) {
+        return gputopo::launch::compute_binding(o, e, read_task_place(e, gputopo::host_name()), node);
+    };
     NodeOnce none("/nonexistent/%n.xml", "n9", "h");
-    auto with_plugin = compute_binding(o, env_of({{"GPUTOPO_MODE", "island"}, {"SLURM_STEP_GPUS", "0"}}), none);
+    auto with_plugin = bind_task(env_of({{"GPUTOPO_MODE", "island"}, {"SLURM_STEP_GPUS", "0"}}), none);
     CHECK_FALSE(with_plugin.bound);
     CHECK_FALSE(with_plugin.failed);  // skipped: the plugin bound it, nothing failed
     CHECK_THAT(with_plugin.note, Catch::Contains("plugin"));
     o.gpu_topo = gputopo::step::parse_gpu_topo("none");
-    CHECK_FALSE(compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}}), none).bound);
+    CHECK_FALSE(bind_task(env_of({{"SLURM_STEP_GPUS", "0"}}), none).bound);
     o.gpu_topo = default_gpu_topo();
-    CHECK_THAT(compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}}), none).note, Catch::Contains("not in a Slurm job step"));
-    auto bad = compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}, {"SLURMD_NODENAME", "n9"}, {"SLURM_STEP_ID", "0"}}), none);
+    CHECK_THAT(bind_task(env_of({{"SLURM_STEP_GPUS", "0"}}), none).note, Catch::Contains("not in a Slurm job step"));
+    auto bad = bind_task(env_of({{"SLURM_STEP_GPUS", "0"}, {"SLURMD_NODENAME", "n9"}, {"SLURM_STEP_ID", "0"}}), none);
     CHECK_FALSE(bad.bound);
     CHECK(bad.failed);  // what run.cpp warns about and `strict` fails on
     CHECK(bad.action.set.empty());
     CHECK_THAT(bad.note, Catch::Contains("running unbound") && Catch::Contains("/nonexistent/n9.xml"));
     // A node name that would leave the directory is refused, not expanded.
     NodeOnce evil("/t/%n.xml", "../etc/x", "h");
-    CHECK_THAT(compute_binding(o, env_of({{"SLURM_STEP_GPUS", "0"}, {"SLURM_STEP_ID", "0"}}), evil).note,
+    CHECK_THAT(bind_task(env_of({{"SLURM_STEP_GPUS", "0"}, {"SLURM_STEP_ID", "0"}}), evil).note,
                Catch::Contains("not a plain name"));
 }

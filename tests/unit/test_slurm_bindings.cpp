@@ -31,6 +31,7 @@
 #include "topo/sources/nvml_source.hpp"
 #include "topo/sources/source_merge.hpp"
 #include "topo/sources/topology_loader.hpp"
+#include "topo/core/host.hpp"
 
 using namespace gputopo;
 using namespace gputopo::step;
@@ -199,7 +200,8 @@ TEST_CASE("launcher: a task narrowed to its own UUID keeps it, CPUs of its GPU",
                           {"SLURMD_NODENAME", "n1"}, {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_GPUS", "5"},
                           {"CUDA_VISIBLE_DEVICES", own}});
     const std::vector<int> learned{1, 3, 5, 7};
-    TaskAction a = launch::binding_for(node, parse_gpu_topo("closest"), task, true, learned, node.cpus, node.cpus);
+    const launch::TaskPlace place = launch::read_task_place(task, gputopo::host_name());
+    TaskAction a = launch::binding_for(node, parse_gpu_topo("closest"), task, place, true, learned, node.cpus, node.cpus);
     auto set = set_of(a);
     CHECK(set["CUDA_VISIBLE_DEVICES"] == own);
     CHECK(set["GPUTOPO_GPUS"] == "5");

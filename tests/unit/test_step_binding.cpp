@@ -27,6 +27,7 @@
 #include "topo/core/strings.hpp"
 #include "topo/plan/task_env.hpp"
 #include "topo/sources/topology_loader.hpp"
+#include "topo/core/host.hpp"
 
 using namespace gputopo;
 using gputopo::step::Getenv;
@@ -192,7 +193,8 @@ TEST_CASE("plugin and launcher: identical actions on every fixture and Slurm sha
                     const Getenv te = env_of(task_env(s, t));
                     const step::TaskAction p = plugin.task(t, te);
                     const bool narrowed = launch::gpus_narrowed(te("SLURMD_TRES_BIND"));
-                    const step::TaskAction l = launch::binding_for(node, opt, te, narrowed, learned, host, host);
+                    const launch::TaskPlace place = launch::read_task_place(te, gputopo::host_name());
+                    const step::TaskAction l = launch::binding_for(node, opt, te, place, narrowed, learned, host, host);
                     INFO(f << "\n" << s.name << (on_host ? " (on host)" : " (other host)") << " task " << t
                            << "\nplugin:   " << show(p) << "\nlauncher: " << show(l));
                     CHECK(show(p) == show(l));

@@ -1,51 +1,9 @@
 #include "topo/plan/fabric_env.hpp"
 
 #include "topo/core/env_names.hpp"
-#include "topo/core/pci_address.hpp"
+#include "topo/core/strings.hpp"
 
 namespace gputopo {
-
-namespace {
-
-constexpr unsigned kAmazonVendor = 0x1d0f;
-constexpr unsigned kCrayVendor = 0x17db;
-
-const PciObject* pci_of(const Node& node, const Nic& nic) {
-    if (nic.pci_object >= 0 && static_cast<size_t>(nic.pci_object) < node.pci.size())
-        return &node.pci[static_cast<size_t>(nic.pci_object)];
-    for (const auto& o : node.pci)
-        if (o.has_address && o.address == nic.pci && o.kind == PciKind::Device) return &o;
-    return nullptr;
-}
-
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
-bool is_cxi_device_name(const std::string& name) {
-    if (!starts_with(name, "cxi") || name.size() == 3) return false;
-    for (size_t i = 3; i < name.size(); ++i)
-        if (name[i] < '0' || name[i] > '9') return false;
-    return true;
-}
-
-}  // namespace
-
-const char* fabric_name(Fabric f) {
-    switch (f) {
-        case Fabric::Efa: return "efa";
-        case Fabric::Cxi: return "cxi";
-        case Fabric::Verbs: break;
-    }
-    return "verbs";
-}
-
-Fabric nic_fabric(const Node& node, const Nic& nic) {
-    if (const PciObject* o = pci_of(node, nic)) {
-        if (o->vendor_id == kAmazonVendor && (o->device_id & 0xfff0u) == 0xefa0u) return Fabric::Efa;
-        if (o->vendor_id == kCrayVendor) return Fabric::Cxi;
-    }
-    if (is_cxi_device_name(nic.name)) return Fabric::Cxi;
-    return Fabric::Verbs;
-}
 
 Fabric node_fabric(const Node& node, const std::vector<std::string>& nics) {
     if (nics.empty()) return Fabric::Verbs;
@@ -57,11 +15,6 @@ Fabric node_fabric(const Node& node, const std::vector<std::string>& nics) {
         else if (x != f) return Fabric::Verbs;
     }
     return f;
-}
-
-bool is_device_name(const std::string& name) {
-    PciAddress a;
-    return !name.empty() && !PciAddress::try_parse(name, a);
 }
 
 std::vector<std::string> fabric_devices(const Node& node, const std::vector<std::string>& nics, Fabric f) {
@@ -83,6 +36,16 @@ std::vector<EnvVar> fabric_env(const Node& node, Fabric f, const std::vector<std
     if (!devices.empty())
         out.push_back({f == Fabric::Efa ? env::kFiEfaIface : env::kFiCxiDeviceName, join_strings(devices), true});
     return out;
+}
+
+std::vector<std::string> unnamed_nic_warnings(const Node& node, const Plan& plan) {
+    std::vector<std::string> unnamed;
+    for (const auto& n : plan.node_nics)
+        if (!is_device_name(n)) unnamed.push_back(n);
+    if (unnamed.empty()) return {};
+    return {"NIC(s) " + join_strings(unnamed) + " of " + node.source +
+            " have no device name (only a PCI address, and none under /sys/bus/pci/devices/ADDR/{infiniband,cxi,net} "
+            "on this node): no NIC variable names them"};
 }
 
 }  // namespace gputopo

@@ -1,13 +1,7 @@
 // What each fabric's software stack reads to choose a task's NIC, from the
 // same nearest-NIC plan (topo/plan/nic_selection.hpp). Pure.
 //
-// The fabric of a NIC comes from its PCI ids (else its device name):
-//  - EFA: Amazon (0x1d0f) devices 0xefa0-0xefaf (the kernel's efa driver
-//    table), used through libfabric's efa provider (NCCL via aws-ofi-nccl);
-//  - CXI: HPE/Cray (0x17db) Cassini, or a device named cxiN (Slingshot 11),
-//    used through libfabric's cxi provider (Cray MPICH, NCCL/RCCL via
-//    aws-ofi-nccl);
-//  - Verbs: everything else (InfiniBand, RoCE): NCCL's IB transport and UCX.
+// The fabric of a NIC: topo/core/nic_fabric.hpp (EFA, CXI, else Verbs).
 // A node's fabric is the fabric of all its usable NICs (node_nics); a node
 // whose NICs mix fabrics is Verbs for the verbs NICs only (the others are
 // left out of NCCL_IB_HCA / UCX_NET_DEVICES and get no libfabric variable).
@@ -30,23 +24,16 @@
 #include <vector>
 
 #include "topo/core/model.hpp"
+#include "topo/core/nic_fabric.hpp"
 #include "topo/plan/planner.hpp"
 #include "topo/core/env_var.hpp"
 #include "topo/core/strings.hpp"
 
 namespace gputopo {
 
-enum class Fabric { Verbs, Efa, Cxi };
-const char* fabric_name(Fabric f);  // "verbs", "efa", "cxi"
-
-Fabric nic_fabric(const Node& node, const Nic& nic);
-
 // The fabric of the node's usable NICs `nics` (plan.node_nics): Efa or Cxi
 // when every one is; Verbs otherwise (also when there are none).
 Fabric node_fabric(const Node& node, const std::vector<std::string>& nics);
-
-// A name NCCL, UCX or libfabric can match: not empty and not a PCI address.
-bool is_device_name(const std::string& name);
 
 // The names of `nics` that are usable device names of fabric `f` (for CXI:
 // cxiN devices), in the given order.
@@ -55,5 +42,10 @@ std::vector<std::string> fabric_devices(const Node& node, const std::vector<std:
 // The libfabric variables for a task whose planned NICs are `task_nics`, on
 // a node whose fabric is `f`; empty for Verbs.
 std::vector<EnvVar> fabric_env(const Node& node, Fabric f, const std::vector<std::string>& task_nics);
+
+// One message (or none) naming the usable NICs of `plan` that have no device
+// name (nic_names.hpp could not name them from sysfs), for the step's warning
+// and the CLI.
+std::vector<std::string> unnamed_nic_warnings(const Node& node, const Plan& plan);
 
 }  // namespace gputopo

@@ -171,4 +171,8 @@ std::string describe(const NicFallback& f) {
     return s + "falling back to " + join_strings(f.fallback, ",") + " (" + f.fallback_path + ")";
 }
 
+void add_nic_fallback_warnings(Node& node) {
+    for (const auto& f : nic_fallbacks(node)) node.warnings.push_back(describe(f));
+}
+
 }  // namespace gputopo

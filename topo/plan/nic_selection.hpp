@@ -50,5 +50,10 @@ std::vector<NicFallback> nic_fallbacks(const Node& node);
 // "GPU 3: nearest NIC mlx5_2 (PIX) is down; using mlx5_0 (NODE)"
 std::string describe(const NicFallback& f);
 
+// The fallbacks as warnings on the node, once its port state is known (after
+// the live sources are merged, or a file is read): what `gputopo show` prints
+// and the plugin's cache snapshot keeps. The one place a node's warnings name them.
+void add_nic_fallback_warnings(Node& node);
+
 
 }  // namespace gputopo

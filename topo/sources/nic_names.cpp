@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "topo/plan/fabric_env.hpp"
+#include "topo/core/nic_fabric.hpp"
 
 namespace gputopo {
 
@@ -59,16 +59,6 @@ int resolve_nic_names(Node& node, const std::string& root) {
     }
     if (renamed > 0) node.finalize();
     return renamed;
-}
-
-std::vector<std::string> unnamed_nic_warnings(const Node& node, const Plan& plan) {
-    std::vector<std::string> unnamed;
-    for (const auto& n : plan.node_nics)
-        if (!is_device_name(n)) unnamed.push_back(n);
-    if (unnamed.empty()) return {};
-    return {"NIC(s) " + join_strings(unnamed) + " of " + node.source +
-            " have no device name (only a PCI address, and none under /sys/bus/pci/devices/ADDR/{infiniband,cxi,net} "
-            "on this node): no NIC variable names them"};
 }
 
 }  // namespace gputopo

@@ -8,14 +8,14 @@
 //   net/<dev>         netdevs (ib0, hsn0): added to Nic::netdevs; the name
 //                     only for a NIC without RDMA (a netdev is not a verbs name).
 // A NIC that keeps no device name is never written as a device
-// (topo/plan/fabric_env.hpp is_device_name) and gets one warning per node.
+// (topo/core/nic_fabric.hpp is_device_name) and gets one warning per node
+// (topo/plan/fabric_env.hpp unnamed_nic_warnings).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "topo/core/model.hpp"
-#include "topo/plan/planner.hpp"
 
 namespace gputopo {
 
@@ -32,9 +32,5 @@ SysfsNicNames read_sysfs_nic_names(const std::string& root, const PciAddress& pc
 // Names the node's NICs that have no device name (or, on Slingshot, only a
 // netdev) from sysfs; returns how many were renamed.
 int resolve_nic_names(Node& node, const std::string& root = "");
-
-// One message (or none) naming the usable NICs of `plan` that have no device
-// name, for the step's warning / the CLI.
-std::vector<std::string> unnamed_nic_warnings(const Node& node, const Plan& plan);
 
 }  // namespace gputopo

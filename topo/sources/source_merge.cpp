@@ -3,9 +3,6 @@
 #include <algorithm>
 #include <map>
 
-// nic_fallbacks(): the one place sources reach the planner, for the warnings a
-// merged node carries (which GPUs lost their nearest NIC).
-#include "topo/plan/nic_selection.hpp"
 #include "topo/sources/nic_policy.hpp"
 #include "topo/sources/topology_loader.hpp"
 
@@ -252,7 +249,6 @@ void apply_live_sources(Node& node, const LiveSources& sources) {
         if (sources.nic_state) merge_nic_state(node, read_nic_state(sources.sysfs_root));
         for (const auto& n : mark_storage_nics(node, sources.storage_nics))
             node.warnings.push_back("storage NIC '" + n + "' (site configuration) is not on this node");
-        for (const auto& f : nic_fallbacks(node)) node.warnings.push_back(describe(f));
     } catch (const std::exception& e) {
         node.warnings.push_back(std::string("live sources: ") + e.what());
     }

@@ -49,8 +49,9 @@ struct LiveSources {
 };
 
 // Refines `node` (this machine's model) with the live sources; never throws.
-// GPUs whose nearest NIC is down get a warning naming the fallback
-// (nic_fallbacks()), which `gputopo show` prints.
+// Reads only: which GPUs lost their nearest NIC is the planner's to say
+// (topo/plan/nic_selection.hpp add_nic_fallback_warnings, called by the front
+// ends that show a node's warnings).
 void apply_live_sources(Node& node, const LiveSources& sources);
 
 // The defaults with the NVML library from $GPUTOPO_NVML_LIBRARY: for the
