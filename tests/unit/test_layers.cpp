@@ -1,7 +1,7 @@
 // Includes follow the data flow (docs/developer.md): topo/core/ includes
 // nothing above it, and topo/sources/ reads and merges, choosing nothing, so
 // it includes only core/ and itself, never the planner (topo/plan/) nor the
-// writers (topo/output/).
+// writers (topo/output/); topo/plan/ includes only core/ and itself.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -47,6 +47,12 @@ TEST_CASE("topo/core includes only topo/core", "[layers]") {
 
 TEST_CASE("topo/sources includes neither the planner nor the writers", "[layers]") {
     const auto bad = includes_outside("topo/sources", {"topo/core/", "topo/sources/"});
+    INFO(Catch::Detail::stringify(bad));
+    CHECK(bad.empty());
+}
+
+TEST_CASE("topo/plan includes only topo/core and itself", "[layers]") {
+    const auto bad = includes_outside("topo/plan", {"topo/core/", "topo/plan/"});
     INFO(Catch::Detail::stringify(bad));
     CHECK(bad.empty());
 }

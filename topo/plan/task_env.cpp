@@ -8,7 +8,6 @@
 #include "topo/plan/nic_selection.hpp"
 #include "topo/plan/fabric_env.hpp"
 #include "topo/plan/omp_env.hpp"
-#include "topo/sources/nic_state.hpp"
 
 namespace gputopo {
 
