@@ -453,9 +453,9 @@ void random_sweep(int configs, uint64_t seed, int detail_row) {
             const double q = q_of(r.placed, best);
             if (r.search < 0 && r.probe >= 0 && q_of(r.placed, r.probe) > 1 + 1e-9) {
                 ++over_probe_better;
-                std::snprintf(w, sizeof w, "too large to search; %llu random swaps of TP groups reach %.3fx less: "
-                              "the placement's gap, at least partly", (unsigned long long)kProbeSwaps,
-                              q_of(r.placed, r.probe));
+                std::snprintf(w, sizeof w, "too large to search; after %llu random swaps of TP groups the placement "
+                              "is %.3fx what they reach; the rest of the gap not attributed",
+                              (unsigned long long)kProbeSwaps, q_of(r.placed, r.probe));
             } else if (r.search < 0 && r.probe >= 0) {
                 ++over_probe_same;
                 std::snprintf(w, sizeof w, "too large to search; none of %llu random swaps of TP groups improves "
@@ -511,10 +511,11 @@ void random_sweep(int configs, uint64_t seed, int detail_row) {
                 "TP groups)\n",
                 over_loose_exact, over_loose_found, over_placement, over_probe_better, over_probe_same,
                 over_unsearched);
-    std::printf("   target <= 1.2x in every sweep row: %s. The bound relaxes what it cannot afford to count exactly "
-                "(real group counts, Loomis-Whitney over an island's projections, CP+EP and DP+PP apart; "
-                "topo/fabric/layout_traffic.hpp); where the exact optimum is known it says how far the bound is from "
-                "reachable. The placement tries every physical order with TP innermost and keeps the cheapest "
+    std::printf("   target <= 1.2x in every sweep row: %s. The bound bounds each island on its own (its cells' least "
+                "edge boundary, CP+EP and DP+PP apart, Loomis-Whitney over its projections; topo/fabric/"
+                "layout_traffic.hpp), so with many islands it does not see that their cells must fit together; "
+                "where the exact optimum is known it says how far the bound is from reachable. The placement tries "
+                "every physical order with TP innermost, stages whole-first and chained, and keeps the cheapest "
                 "(topo/fabric/layout_placement.hpp)\n",
                 over == 0 ? "met" : "NOT MET");
 }
