@@ -813,6 +813,10 @@ TEST_CASE("layout traffic: the bound is not above the optimum over every rank as
             const BoundBytes b = lower_bound_bytes(l, k.gpus, e);
             REQUIRE(best >= 0);
             CHECK(b.total() <= best * (1 + 1e-9) + 1e-6);
+            // The cut bound's convex relaxation (no exact knapsack allowed) is below it too.
+            const BoundBytes relaxed = lower_bound_bytes(l, k.gpus, e, 0);
+            CHECK(relaxed.cut <= b.cut * (1 + 1e-9) + 1e-6);
+            CHECK(relaxed.total() <= best * (1 + 1e-9) + 1e-6);
             positive += b.total() > 0;
             exact += b.total() >= best * (1 - 1e-9);
         }
@@ -825,6 +829,7 @@ TEST_CASE("layout traffic: the bound is not above the optimum over every rank as
     l.resolve(16);
     const EdgeBytes e = edge_bytes(m, l);
     CHECK(lower_bound_bytes(l, {8, 8}, e).total() == Approx(std::min(8 * e.pp, 4 * e.dp)));
+    CHECK(lower_bound_bytes(l, {8, 8}, e, 0).total() == Approx(std::min(8 * e.pp, 4 * e.dp)));
 }
 
 TEST_CASE("layout placement: chained stages put the stage an island boundary cuts between the islands' stages", "[layout]") {

@@ -329,7 +329,10 @@ double joint_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, cons
 // column counts: F full columns, f partial ones (a - C F cells in them, 1 to
 // C - 1 each), every row then holds F..F+f cells summing to a, and the
 // concave sum of j (E - j) is least at a vertex of that box (all rows but one
-// at an end), enumerated. Islands with g_i mod T > 64 count 0.
+// at an end), enumerated. Islands with g_i mod T > 64, and cp*ep blocks
+// larger than kMaxBlock, count 0 (bounded work).
+constexpr uint64_t kMaxBlock = 256;  // cp*ep blocks larger than this: the block terms count 0
+
 double block_cut(uint64_t a, const ParallelLayout& l, const EdgeBytes& e) {
     const uint64_t C = l.size(ParDim::CP), E = l.size(ParDim::EP);
     double best = -1;
@@ -358,7 +361,7 @@ double block_cut(uint64_t a, const ParallelLayout& l, const EdgeBytes& e) {
 
 double block_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e) {
     const uint64_t T = l.size(ParDim::TP), X = l.size(ParDim::CP) * l.size(ParDim::EP);
-    if (X <= 1 || X > 4096) return 0;
+    if (X <= 1 || X > kMaxBlock) return 0;  // block_cut is O(C^2 E^3) per size: bounded work
     std::vector<double> beta(X, 0);
     double beta1 = -1;
     for (uint64_t a = 1; a < X; ++a) {
@@ -479,12 +482,60 @@ double projection_bound(const ParallelLayout& l, const std::vector<uint64_t>& g,
 // computed exactly: for each (min, max) a knapsack over k values in that range.
 // phi of the block is block_cut (0 for the empty and the whole block). Both
 // orders (DP then PP, PP then DP) are valid; each island takes the larger. The
-// work is bounded (kCutWork steps); a lane too large for it makes this term 0.
-constexpr double kCutWork = 2e8;
+// work is bounded (cut_work steps, 2e8 by default). Where the knapsacks would pass it, a
+// relaxation stands in (couple_relaxed): for a given (min, max) the least sum
+// of phi over k values in [min, max] summing to n is at least k times the
+// lower convex envelope of phi on [min, max] at n / k (Jensen), so
+//   phi_{G x H}(n) >= min over (min, max) with min <= n/k <= max of
+//                     k env_[min,max](n / k) + w_H (2 or 1) (max - min);
+// it costs (hi + 1)^2 (hi + N) steps (kRelaxedWork at most); a lane too large
+// for both makes this term 0.
+constexpr double kRelaxedWork = 5e7;
+
+std::vector<double> couple_relaxed(const std::vector<double>& phi, uint64_t k, double w) {
+    const uint64_t hi = phi.size() - 1, N = hi * k;
+    if (k <= 1) return phi;
+    if (double(hi + 1) * double(hi + 1) * double(hi + N + 2) > kRelaxedWork) return {};
+    std::vector<double> out(static_cast<size_t>(N + 1), 1e300);
+    std::vector<uint64_t> hull;
+    for (uint64_t m = 0; m <= hi; ++m)
+        for (uint64_t M = m; M <= hi; ++M) {
+            // lower convex hull of (v, phi[v]), v in [m, M] (monotone chain)
+            hull.clear();
+            for (uint64_t v = m; v <= M; ++v) {
+                while (hull.size() >= 2) {
+                    const uint64_t a = hull[hull.size() - 2], b = hull.back();
+                    // drop b when it lies on or above the segment a..v
+                    if ((phi[b] - phi[a]) * double(v - a) >= (phi[v] - phi[a]) * double(b - a))
+                        hull.pop_back();
+                    else
+                        break;
+                }
+                hull.push_back(v);
+            }
+            const double spread = w * double(M - m);
+            size_t seg = 0;
+            for (uint64_t n = k * m; n <= k * M; ++n) {
+                const double x = double(n) / double(k);
+                while (seg + 1 < hull.size() && double(hull[seg + 1]) < x) ++seg;
+                double env;
+                if (seg + 1 >= hull.size()) {
+                    env = phi[hull[seg]];
+                } else {
+                    const uint64_t a = hull[seg], b = hull[seg + 1];
+                    env = phi[a] + (phi[b] - phi[a]) * (x - double(a)) / double(b - a);
+                }
+                out[n] = std::min(out[n], double(k) * env + spread);
+            }
+        }
+    // a hair below, for rounding in the interpolation: never above the exact value
+    for (double& v : out) v = std::max(0.0, v * (1 - 1e-12));
+    return out;
+}
 
 // phi of G x H from phi of G (index = cells, 0..hi): k slices, w per unit of
 // spread. Empty when the work would pass `budget` (which it decrements).
-std::vector<double> couple(const std::vector<double>& phi, uint64_t k, double w, double& budget) {
+std::vector<double> couple_exact(const std::vector<double>& phi, uint64_t k, double w, double& budget) {
     const uint64_t hi = phi.size() - 1, N = hi * k;
     if (k <= 1) return phi;
     const double work = double(hi + 1) * double(hi + 2) * double(hi + 1) / 6 * double(k) * double(N + 1);
@@ -515,13 +566,17 @@ std::vector<double> couple(const std::vector<double>& phi, uint64_t k, double w,
     return out;
 }
 
-double cut_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e) {
+double cut_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e, double exact_work) {
     const uint64_t T = l.size(ParDim::TP), X = l.size(ParDim::CP) * l.size(ParDim::EP), D = l.size(ParDim::DP),
                    P = l.size(ParDim::PP);
-    if (X > 4096) return 0;
+    if (X > kMaxBlock) return 0;  // bounded work, as block_bound
     std::vector<double> block(static_cast<size_t>(X + 1), 0);
     for (uint64_t a = 1; a < X; ++a) block[a] = block_cut(a, l, e);
-    double budget = kCutWork;
+    double budget = exact_work;
+    auto couple = [&](const std::vector<double>& phi, uint64_t k, double w, double& left) {
+        std::vector<double> v = couple_exact(phi, k, w, left);
+        return v.empty() ? couple_relaxed(phi, k, w) : v;
+    };
     const double ring = 2;  // round a ring the differences sum to >= 2 (max - min)
     std::vector<double> a1 = couple(block, D, ring * e.dp, budget);
     std::vector<double> a = a1.empty() ? a1 : couple(a1, P, e.pp, budget);
@@ -549,12 +604,13 @@ double cut_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const 
 
 }  // namespace
 
-BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e) {
+BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e,
+                             double cut_work) {
     BoundBytes b = separate_bound(l, g, e);
     b.joint = joint_bound(l, g, e, true);
     b.projection = projection_bound(l, g, e);
     b.blocks = block_bound(l, g, e);
-    b.cut = cut_bound(l, g, e);
+    b.cut = cut_bound(l, g, e, cut_work);
     b.split = std::max(b.parts.cp + b.parts.ep, b.blocks) +
               std::max(b.parts.dp + b.parts.pp, joint_bound(l, g, e, false));
     return b;

@@ -95,7 +95,9 @@ struct BoundBytes {
     double cut = 0;         // CP + EP + DP + PP: each island's edge boundary from its size
     double total() const;  // parts.tp + max(separate, joint, projection, split, cut)
 };
+// cut_work: the steps the cut bound's exact knapsacks may take (past it, their
+// convex relaxation); tests pass 0 to check the relaxation.
 BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& gpus_per_island,
-                             const EdgeBytes& e);
+                             const EdgeBytes& e, double cut_work = 2e8);
 
 }  // namespace gputopo
