@@ -589,17 +589,67 @@ double cut_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const 
         if (!b.empty() && n < b.size()) v = std::max(v, b[n]);
         return v;
     };
-    double lane = 0;
-    for (uint64_t x : g) {
-        if (x % T > 64) continue;  // bounded work: such an island counts 0
+    // A set and its complement have the same cut: psi(n) = max(phi(n), phi(N - n)).
+    const uint64_t N = l.world() / T;
+    auto psi = [&](uint64_t lo, uint64_t hi) {  // least psi(n) over n in [lo, hi]
         double best = -1;
-        for (uint64_t n = x / T; n <= x / T + x % T; ++n) {
-            const double v = phi(n);
+        for (uint64_t n = lo; n <= hi && n <= N; ++n) {
+            const double v = std::max(phi(n), phi(N - n));
             if (best < 0 || v < best) best = v;
         }
-        lane += std::max(0.0, best);
+        return std::max(0.0, best);
+    };
+    // Islands grouped: merging the islands of each group into one drops
+    // edges (an edge crossing between groups crosses between islands), so a
+    // lane crosses at least 1/2 sum over groups of psi(cells of the group),
+    // for every partition of the islands. Every partition is tried for up to
+    // 9 islands (at most 21,147), else the islands one by one and each island
+    // against the rest. A group's cells lie in the sum of its islands' ranges.
+    std::vector<std::pair<uint64_t, uint64_t>> range;
+    for (uint64_t x : g) {
+        if (x == 0) continue;
+        if (x % T > 64) return 0;  // bounded work
+        range.push_back({x / T, x / T + x % T});
     }
-    return lane / 2 * double(T);
+    const size_t k = range.size();
+    auto value = [&](const std::vector<uint32_t>& group_of, uint32_t groups) {
+        std::vector<std::pair<uint64_t, uint64_t>> sum(groups, {0, 0});
+        for (size_t i = 0; i < k; ++i) {
+            sum[group_of[i]].first += range[i].first;
+            sum[group_of[i]].second += range[i].second;
+        }
+        double v = 0;
+        for (const auto& r : sum) v += psi(r.first, r.second);
+        return v / 2;
+    };
+    double lane = 0;
+    std::vector<uint32_t> rgs(k, 0);  // restricted growth string: island -> group
+    if (k <= 9) {
+        std::vector<uint32_t> top(k, 1);  // top[i] = max(rgs[0..i-1]) + 1 (i >= 1)
+        if (k > 0) top[0] = 0;
+        while (true) {
+            uint32_t groups = 0;
+            for (uint32_t x : rgs) groups = std::max(groups, x + 1);
+            lane = std::max(lane, value(rgs, groups));
+            size_t i = k;  // next string: the last position that can grow
+            while (i-- > 1 && rgs[i] >= top[i]) {}
+            if (i == 0 || k < 2) break;
+            ++rgs[i];
+            for (size_t j = i + 1; j < k; ++j) {
+                rgs[j] = 0;
+                top[j] = std::max(top[j - 1], rgs[j - 1] + 1);
+            }
+        }
+    } else {
+        for (size_t i = 0; i < k; ++i) rgs[i] = uint32_t(i);
+        lane = value(rgs, uint32_t(k));
+        for (size_t i = 0; i < k; ++i) {
+            std::vector<uint32_t> two(k, 0);
+            two[i] = 1;
+            lane = std::max(lane, value(two, 2));
+        }
+    }
+    return lane * double(T);
 }
 
 }  // namespace
