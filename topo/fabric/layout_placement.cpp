@@ -88,7 +88,8 @@ std::vector<uint32_t> LayoutPlacement::island_of_rank() const {
 }
 
 LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
-                                 const FabricShape& shape, ParallelLayout layout, const ParDim* physical) {
+                                 const FabricShape& shape, ParallelLayout layout, const ParDim* physical,
+                                 bool chain_stages) {
     const uint64_t n = step_nodes.count();
     if (n != tasks.nodes())
         throw PlanError("the step's node list has " + std::to_string(n) + " nodes but the tasks per node cover " +
@@ -101,6 +102,7 @@ LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& t
     LayoutPlacement p;
     p.layout_ = layout;
     p.shape_ = shape;
+    p.stages_chained_ = chain_stages;
     for (int di = kParDims; di-- > 0;) {  // pp before dp in the physical order
         if (physical[di] == ParDim::DP) p.pipelines_first_ = false;
         if (physical[di] == ParDim::PP) p.pipelines_first_ = true;
@@ -195,6 +197,32 @@ LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& t
         for (size_t lj = 0; lj < li; ++lj)
             if (node_level(levels[lj]) && s % levels[lj] == 0) u = levels[lj];
         const uint64_t per = s / u;
+        if (s > inner_block && chain_stages && (li == 0 || levels[li - 1] <= inner_block)) {
+            // Chained stages: every island's whole tp*cp*ep blocks (in units
+            // of u, which divides tp*cp*ep), islands in order, as many as make
+            // whole blocks of s; the rest goes down to the inner levels.
+            const uint64_t step = std::max<uint64_t>(1, inner_block / u);
+            std::vector<uint64_t> give(islands, 0);
+            uint64_t total = 0;
+            for (size_t i = 0; i < islands; ++i) {
+                uint64_t units = 0;
+                for (uint64_t k = island_dom_start[i]; k < island_dom_start[i + 1]; ++k)
+                    units += (doms[k].len - doms[k].cursor) / u;
+                give[i] = units / step * step;
+                total += give[i];
+            }
+            uint64_t left = total / per * per;
+            for (size_t i = 0; i < islands && left > 0; ++i) {
+                uint64_t need = std::min(give[i], left);
+                left -= need;
+                for (uint64_t k = island_dom_start[i]; k < island_dom_start[i + 1] && need > 0; ++k) {
+                    uint64_t have = std::min<uint64_t>((doms[k].len - doms[k].cursor) / u, need);
+                    take(doms[k], have * u);
+                    need -= have;
+                }
+            }
+            continue;
+        }
         if (s > inner_block) {
             // Stages (and the whole job) only where one fits in an island;
             // the rest goes down to the inner levels.
@@ -299,10 +327,18 @@ LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks
                              const FabricShape& shape, ParallelLayout layout, const EdgeBytes* weights) {
     LayoutPlacement best = place_with_order(step_nodes, tasks, map, shape, layout, kPhysical);
     if (!weights) return best;
+    auto consider = [&](LayoutPlacement p, double& best_cost) {
+        const double c = crossing_bytes(best.layout(), p.island_of_rank(), *weights).total();
+        if (c < best_cost) {
+            best_cost = c;
+            best = std::move(p);
+        }
+    };
     // With a model: every physical order with TP innermost (at most 24 of the
-    // other four; orders that differ only in dimensions of size 1 once), the
-    // one that moves the fewest bytes across islands; ties keep the earlier,
-    // the default order first.
+    // other four; orders that differ only in dimensions of size 1 once), each
+    // with whole stages first and with chained stages, the one that moves the
+    // fewest bytes across islands; ties keep the earlier, the default order
+    // (not chained) first.
     const ParallelLayout& l = best.layout();
     double best_cost = crossing_bytes(l, best.island_of_rank(), *weights).total();
     ParDim rest[4] = {ParDim::CP, ParDim::EP, ParDim::DP, ParDim::PP};
@@ -314,14 +350,9 @@ LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks
         if (std::find(tried.begin(), tried.end(), key) != tried.end()) continue;
         const bool first = tried.empty();
         tried.push_back(key);
-        if (first) continue;  // the default order, placed above
         const ParDim order[kParDims] = {ParDim::TP, rest[0], rest[1], rest[2], rest[3]};
-        LayoutPlacement p = place_with_order(step_nodes, tasks, map, shape, layout, order);
-        const double c = crossing_bytes(l, p.island_of_rank(), *weights).total();
-        if (c < best_cost) {
-            best_cost = c;
-            best = std::move(p);
-        }
+        if (!first) consider(place_with_order(step_nodes, tasks, map, shape, layout, order), best_cost);
+        consider(place_with_order(step_nodes, tasks, map, shape, layout, order, true), best_cost);
     } while (std::next_permutation(std::begin(rest), std::end(rest)));
     return best;
 }

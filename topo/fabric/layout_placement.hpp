@@ -100,8 +100,12 @@ public:
     // Island of each rank (index = rank), for the traffic model.
     std::vector<uint32_t> island_of_rank() const;
 
+    // Stages (the first block above tp*cp*ep) were chained island after
+    // island, see place_with_order().
+    bool stages_chained() const { return stages_chained_; }
+
     friend LayoutPlacement place_with_order(const Hostlist&, const TaskCounts&, const IslandMap&, const FabricShape&,
-                                            ParallelLayout, const ParDim*);
+                                            ParallelLayout, const ParDim*, bool);
 
 private:
     ParallelLayout layout_;
@@ -112,6 +116,7 @@ private:
     std::vector<size_t> island_map_id_;       // per island: IslandMap id or npos
     std::vector<uint32_t> rank_of_slot_;      // per slot
     bool pipelines_first_ = false;
+    bool stages_chained_ = false;
 };
 
 // Resolves the layout against the step's task count and places it. Throws
@@ -121,15 +126,23 @@ private:
 // fewest islands first, as above). With the bytes of a model
 // (layout_traffic.hpp; gputopo-launch and gputopo ranks --model), every
 // physical order with tp innermost is placed (at most 24; orders differing only
-// in dimensions of size 1 once) and the one moving the fewest bytes across
-// islands is taken, ties to the default: e.g. whole pipelines together (pp
+// in dimensions of size 1 once), each with stages whole-in-islands-first and
+// chained (place_with_order), and the one moving the fewest bytes across
+// islands is taken, ties to the default (not chained): e.g. whole pipelines together (pp
 // before dp) for models whose pipeline traffic outweighs their gradients, or
 // whole DP rings inside islands where CP/EP groups are cheaper to cut. Cost:
 // at most 24 placements and traffic counts, O(tasks) each.
 LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
                              const FabricShape& shape, ParallelLayout layout, const EdgeBytes* weights = nullptr);
+// chain_stages: the first block size above tp*cp*ep (a stage, or a pipeline
+// replica with pp before dp) is not laid whole-in-an-island first with the
+// rest last, but chained: islands in order give all their whole tp*cp*ep
+// blocks, one after the other, so each island boundary cuts at most one
+// stage, and the stage it cuts sits between the islands' own stages (its
+// pipeline neighbours on both sides of the boundary) instead of at the end.
 LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
-                                 const FabricShape& shape, ParallelLayout layout, const ParDim* physical);
+                                 const FabricShape& shape, ParallelLayout layout, const ParDim* physical,
+                                 bool chain_stages = false);
 
 // The RANK of one task: place_layout() then look itself up (the call a
 // plugin or launcher task makes). Throws PlanError naming the node when it is

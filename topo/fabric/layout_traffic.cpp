@@ -165,7 +165,7 @@ std::vector<double> island_egress(const ParallelLayout& l, const std::vector<uin
     return out;
 }
 
-double BoundBytes::total() const { return parts.tp + std::max({separate, joint, projection}); }
+double BoundBytes::total() const { return parts.tp + std::max({separate, joint, projection, split, cut}); }
 
 namespace {
 
@@ -190,7 +190,15 @@ BoundBytes separate_bound(const ParallelLayout& l, const std::vector<uint64_t>& 
         return T * n;
     };
     BoundBytes b;
-    if (T > 1) b.parts.tp = over(world / T, fit(T)) * 2 * e.tp;
+    // TP: the S = groups - sum floor(g_i / T) groups that cannot sit whole
+    // straddle; a ring's crossing edges are its arcs, at least 2 for each of
+    // them, and at least one in every island with g_i mod T != 0 (its GPUs
+    // of straddling groups): TP >= tp * max(2 S, those islands).
+    if (T > 1) {
+        double ragged = 0;
+        for (uint64_t x : g) ragged += x % T != 0;
+        b.parts.tp = std::max(over(world / T, fit(T)) * 2, ragged) * e.tp;
+    }
     if (C > 1) b.parts.cp = over(world / C, lane_fit(C)) * 2 * e.cp;
     if (E > 1) b.parts.ep = over(world / E, lane_fit(E)) * double(E - 1) * e.ep_pair;
     // DP on its own: a ring has D members of one lane; island i holds at most
@@ -215,9 +223,10 @@ BoundBytes separate_bound(const ParallelLayout& l, const std::vector<uint64_t>& 
 
 // The joint bound, per TP lane (the ranks with one tp coordinate; T lanes).
 // It holds for placements with the fewest straddling TP groups (the TP
-// bound's): then island i holds exactly floor(g_i / T) whole TP groups, so at
-// least n_i = floor(g_i / T) cells of every lane, and the per-island cost below
-// only grows with n.
+// bound's): then island i holds exactly floor(g_i / T) whole TP groups and at
+// most g_i mod T GPUs of others, so n, its cells of one lane, is in
+// [floor(g_i / T), floor(g_i / T) + g_i mod T]; each island's term is minimised
+// over that range.
 // A lane's cells are (x, d, p), x the cp*ep coordinate (X = C*E values). Island
 // i touching ne x-values, nd replicas (d) and np stages (p) holds at most
 // ne*nd*np cells, touches R >= max(n/nd, ne, np) DP rings (x, p) and
@@ -227,16 +236,22 @@ BoundBytes separate_bound(const ParallelLayout& l, const std::vector<uint64_t>& 
 //               the groups are filled up to m;
 //   CP (E = 1): every group it holds part of crosses >= 1 edge at it;
 //   (C, E > 1: the CP/EP term is left out, which only lowers the bound.)
-// Summed over islands: DP >= dp (sum R_i - rings that fit in one island),
-// PP >= pp (sum Q_i - pipelines), CP/EP >= their sums. The minimum over
-// (ne, np) is taken exactly (all values), over nd at the breakpoints of a
-// convex function; islands too large to enumerate cheaply (ne * np > 65536
-// choices) make the joint bound 0 (the separate one stands).
-double joint_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e) {
-    const uint64_t T = l.size(ParDim::TP), C = l.size(ParDim::CP), E = l.size(ParDim::EP), D = l.size(ParDim::DP),
-                   P = l.size(ParDim::PP);
+// DP, per island: a ring it holds only part of has arcs there, and a ring's
+// crossing edges are its arcs, each arc in one island: DP >= dp * sum_i
+// (R_i - W_i), W_i the rings whole in island i. A whole ring has all D
+// replicas there, so W_i = 0 unless nd = D, and W_i <= floor(n / D) always
+// (then R_i >= ceil(n / D) as the ring count is whole). PP >= pp (sum Q_i -
+// pipelines): a pipeline in k islands crosses >= k - 1 times. CP/EP >= their
+// sums. The minimum over (ne, np) is taken exactly (all values), over nd < D
+// at the breakpoints of the convex relaxation (R, Q real), at nd = D exactly;
+// islands too large to enumerate cheaply (ne * np > 65536 choices) make the
+// joint bound 0 (the separate one stands). `with_inner` false leaves the
+// CP/EP term out (a DP + PP bound, for split_bound).
+double island_joint_cost(double n, const ParallelLayout& l, const EdgeBytes& e, bool with_inner) {
+    const uint64_t C = l.size(ParDim::CP), E = l.size(ParDim::EP), D = l.size(ParDim::DP), P = l.size(ParDim::PP);
     const uint64_t X = C * E;
-    auto inner = [&](double n, double m) {
+    auto inner = [&](double m) {
+        if (!with_inner) return 0.0;
         if (C > 1 && E == 1) {
             if (m < double(C)) return std::ceil(n / m - 1e-9) * e.cp;
             return (std::fmod(n, double(C)) > 1e-9 ? 1.0 : 0.0) * e.cp;
@@ -248,39 +263,123 @@ double joint_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, cons
         }
         return 0.0;
     };
-    double lane = 0, single_rings = 0;
-    for (uint64_t x : g) {
-        const double n = double(x / T);  // the island's whole TP groups: cells of every lane
-        if (n <= 0) continue;
-        const uint64_t cells = static_cast<uint64_t>(std::ceil(n - 1e-9));
-        const uint64_t ne_max = std::min<uint64_t>(X, cells), np_max = std::min<uint64_t>(P, cells);
-        if (ne_max * np_max > 65536) return 0;
-        double best = -1;
-        for (uint64_t ne = 1; ne <= ne_max; ++ne)
-            for (uint64_t np = 1; np <= np_max; ++np) {
-                const double lo = std::max(1.0, std::ceil(n / double(ne * np) - 1e-9));
-                if (lo > double(D)) continue;  // cannot hold n cells
-                const double k1 = double(std::max(ne, np)), k2 = std::max(n / double(np), double(ne));
-                auto cost = [&](double nd) {
-                    return e.dp * std::max(n / nd, k1) + e.pp * std::max(k2, nd);
-                };
-                double cand[] = {lo, double(D), n / k1, k2, e.pp > 0 ? std::sqrt(e.dp * n / e.pp) : double(D)};
-                double c_best = -1;
+    if (n <= 0) return 0;
+    const uint64_t cells = static_cast<uint64_t>(std::ceil(n - 1e-9));
+    const uint64_t ne_max = std::min<uint64_t>(X, cells), np_max = std::min<uint64_t>(P, cells);
+    if (ne_max * np_max > 65536) return -1;
+    double best = -1;
+    for (uint64_t ne = 1; ne <= ne_max; ++ne)
+        for (uint64_t np = 1; np <= np_max; ++np) {
+            const double lo = std::max(1.0, std::ceil(n / double(ne * np) - 1e-9));
+            if (lo > double(D)) continue;  // cannot hold n cells
+            const double k1 = double(std::max(ne, np)), k2 = std::max(n / double(np), double(ne));
+            auto cost = [&](double nd) { return e.dp * std::max(n / nd, k1) + e.pp * std::max(k2, nd); };
+            // nd = D: whole rings possible.
+            double c_best = e.dp * (std::max(std::ceil(n / double(D) - 1e-9), k1) - std::floor(n / double(D) + 1e-9)) +
+                            e.pp * std::max(k2, double(D));
+            if (lo <= double(D) - 1) {  // nd < D: no ring whole here
+                double cand[] = {lo, double(D) - 1, n / k1, k2, e.pp > 0 ? std::sqrt(e.dp * n / e.pp) : double(D) - 1};
                 for (double c : cand)
                     for (double nd : {std::floor(c), std::ceil(c)}) {
-                        nd = std::min(std::max(nd, lo), double(D));
-                        double v = cost(nd);
-                        if (c_best < 0 || v < c_best) c_best = v;
+                        nd = std::min(std::max(nd, lo), double(D) - 1);
+                        c_best = std::min(c_best, cost(nd));
                     }
-                double v = c_best + inner(n, double(std::min(X, ne)));
-                if (best < 0 || v < best) best = v;
             }
-        if (best < 0) return 0;
-        lane += best;
-        single_rings += std::floor(n / double(D) + 1e-9);
+            double v = c_best + inner(double(std::min(X, ne)));
+            if (best < 0 || v < best) best = v;
+        }
+    return best;
+}
+
+double joint_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e, bool with_inner) {
+    const uint64_t T = l.size(ParDim::TP), X = l.size(ParDim::CP) * l.size(ParDim::EP), D = l.size(ParDim::DP);
+    double lane = 0;
+    for (uint64_t x : g) {
+        if (x / T == 0 && x % T == 0) continue;
+        if (x % T > 64) continue;  // bounded work: such an island counts 0 (every term is >= 0)
+        double best = -1;
+        for (uint64_t n = x / T; n <= x / T + x % T; ++n) {
+            const double v = island_joint_cost(double(n), l, e, with_inner);
+            if (v < 0 && n > 0) return 0;  // too large to enumerate
+            if (v >= 0 && (best < 0 || v < best)) best = v;
+        }
+        lane += std::max(0.0, best);
     }
-    lane -= e.pp * double(X) * double(D) + e.dp * std::min(double(X * P), single_rings);
+    lane -= e.pp * double(X) * double(D);
     return std::max(0.0, lane * double(T));
+}
+
+// The split bound: CP + EP and DP + PP bounded apart (their edges are
+// different edges, so two lower bounds add). DP + PP: the larger of the
+// separate terms and joint_bound without its CP/EP term. CP + EP: the larger
+// of the separate terms and the block term, per TP lane (same placements as
+// joint_bound): a lane's cells with one (d, p) form a block of X = C*E cells
+// (the C x E grid of cp and ep coordinates; CP rings are its columns (one e),
+// EP groups its rows (one c)), and every CP/EP edge lies inside one block.
+// An island holding n cells of the lane with n mod X = r != 0 holds part of at
+// least one block. A piece A of a block (0 < |A| < X) pays at its boundary
+//   cut(A) = 2 cp per column it holds part of (a ring's arc has two crossing
+//            edges; a ring of 2 has 2 edges) + ep_pair * sum over rows j (E - j),
+//   j the row's cells in A;
+// every crossing edge/pair has its ends in two pieces, so a lane crosses at
+// least half the sum over pieces of cut(piece). An island's pieces: one of
+// size r (sizes are below X and sum to r mod X) or at least two; so its
+// pieces pay >= min(beta(r), 2 beta_1), beta(a) the least cut of an a-cell
+// piece, beta_1 the least over all sizes. beta(a) is bounded below over the
+// column counts: F full columns, f partial ones (a - C F cells in them, 1 to
+// C - 1 each), every row then holds F..F+f cells summing to a, and the
+// concave sum of j (E - j) is least at a vertex of that box (all rows but one
+// at an end), enumerated. Islands with g_i mod T > 64, and cp*ep blocks
+// larger than kMaxBlock, count 0 (bounded work).
+constexpr uint64_t kMaxBlock = 256;  // cp*ep blocks larger than this: the block terms count 0
+
+double block_cut(uint64_t a, const ParallelLayout& l, const EdgeBytes& e) {
+    const uint64_t C = l.size(ParDim::CP), E = l.size(ParDim::EP);
+    double best = -1;
+    for (uint64_t F = 0; F * C <= a && F <= E; ++F) {
+        const uint64_t rest = a - F * C;
+        for (uint64_t f = 0; F + f <= E; ++f) {
+            if (f == 0 ? rest != 0 : (rest < f || rest > f * (C - 1))) continue;
+            // rows: C of them, each F..F+f cells, sum a; least sum of j (E - j)
+            double ep_min = -1;
+            for (uint64_t up = 0; up < C; ++up) {  // `up` rows at F + f, one row free, the rest at F
+                const uint64_t fixed = up * (F + f) + (C - up - 1) * F;
+                if (fixed > a) break;
+                const uint64_t j = a - fixed;
+                if (j < F || j > F + f) continue;
+                const double v = double(up) * double(F + f) * double(E - F - f) +
+                                 double(C - up - 1) * double(F) * double(E - F) + double(j) * double(E - j);
+                if (ep_min < 0 || v < ep_min) ep_min = v;
+            }
+            if (ep_min < 0) continue;
+            const double v = (C > 1 ? 2.0 * double(f) * e.cp : 0.0) + ep_min * e.ep_pair;
+            if (best < 0 || v < best) best = v;
+        }
+    }
+    return std::max(0.0, best);
+}
+
+double block_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e) {
+    const uint64_t T = l.size(ParDim::TP), X = l.size(ParDim::CP) * l.size(ParDim::EP);
+    if (X <= 1 || X > kMaxBlock) return 0;  // block_cut is O(C^2 E^3) per size: bounded work
+    std::vector<double> beta(X, 0);
+    double beta1 = -1;
+    for (uint64_t a = 1; a < X; ++a) {
+        beta[a] = block_cut(a, l, e);
+        if (beta1 < 0 || beta[a] < beta1) beta1 = beta[a];
+    }
+    double lane = 0;
+    for (uint64_t x : g) {
+        if (x % T > 64) continue;
+        double best = -1;
+        for (uint64_t n = x / T; n <= x / T + x % T; ++n) {
+            const uint64_t r = n % X;
+            const double v = r == 0 ? 0.0 : std::min(beta[r], 2 * beta1);
+            if (best < 0 || v < best) best = v;
+        }
+        lane += best;
+    }
+    return lane / 2 * double(T);
 }
 
 // The projection bound, per TP lane, for the same placements as joint_bound.
@@ -365,12 +464,205 @@ double projection_bound(const ParallelLayout& l, const std::vector<uint64_t>& g,
     return std::max(0.0, lane * double(T));
 }
 
+// The cut bound, per TP lane (same placements as joint_bound). Every
+// CP/EP/DP/PP edge lies inside one lane, and every crossing edge (EP pair) has
+// its two ends in two islands, so a lane crosses exactly half the sum over
+// islands of the weighted edge boundary of the island's cells S_i:
+//   lane bytes = 1/2 sum_i cut(S_i) >= 1/2 sum_i phi(|S_i|),
+// phi(n) a lower bound of cut(S) over every set S of n cells of the lane, the
+// lane being the product graph (cp x ep block) x DP ring x PP path. phi is
+// built one dimension at a time: cut it the sets of G x H, H a ring or path of
+// k slices, by slices S_1..S_k (each a set of G): edges inside slice j cut at
+// least phi_G(|S_j|); between neighbouring slices the edges match cells one to
+// one, so they cut |S_j xor S_j'| >= | |S_j| - |S_j'| |; round a ring the
+// differences sum to at least 2 (max - min) (a ring of 2 has 2 edges), along a
+// path to at least max - min. So
+//   phi_{G x H}(n) >= min over sizes n_1..n_k in [0, |G|] summing to n of
+//                     sum_j phi_G(n_j) + w_H * (2 or 1) * (max_j n_j - min_j n_j),
+// computed exactly: for each (min, max) a knapsack over k values in that range.
+// phi of the block is block_cut (0 for the empty and the whole block). Both
+// orders (DP then PP, PP then DP) are valid; each island takes the larger. The
+// work is bounded (cut_work steps, 2e8 by default). Where the knapsacks would pass it, a
+// relaxation stands in (couple_relaxed): for a given (min, max) the least sum
+// of phi over k values in [min, max] summing to n is at least k times the
+// lower convex envelope of phi on [min, max] at n / k (Jensen), so
+//   phi_{G x H}(n) >= min over (min, max) with min <= n/k <= max of
+//                     k env_[min,max](n / k) + w_H (2 or 1) (max - min);
+// it costs (hi + 1)^2 (hi + N) steps (kRelaxedWork at most); a lane too large
+// for both makes this term 0.
+constexpr double kRelaxedWork = 5e7;
+
+std::vector<double> couple_relaxed(const std::vector<double>& phi, uint64_t k, double w) {
+    const uint64_t hi = phi.size() - 1, N = hi * k;
+    if (k <= 1) return phi;
+    if (double(hi + 1) * double(hi + 1) * double(hi + N + 2) > kRelaxedWork) return {};
+    std::vector<double> out(static_cast<size_t>(N + 1), 1e300);
+    std::vector<uint64_t> hull;
+    for (uint64_t m = 0; m <= hi; ++m)
+        for (uint64_t M = m; M <= hi; ++M) {
+            // lower convex hull of (v, phi[v]), v in [m, M] (monotone chain)
+            hull.clear();
+            for (uint64_t v = m; v <= M; ++v) {
+                while (hull.size() >= 2) {
+                    const uint64_t a = hull[hull.size() - 2], b = hull.back();
+                    // drop b when it lies on or above the segment a..v
+                    if ((phi[b] - phi[a]) * double(v - a) >= (phi[v] - phi[a]) * double(b - a))
+                        hull.pop_back();
+                    else
+                        break;
+                }
+                hull.push_back(v);
+            }
+            const double spread = w * double(M - m);
+            size_t seg = 0;
+            for (uint64_t n = k * m; n <= k * M; ++n) {
+                const double x = double(n) / double(k);
+                while (seg + 1 < hull.size() && double(hull[seg + 1]) < x) ++seg;
+                double env;
+                if (seg + 1 >= hull.size()) {
+                    env = phi[hull[seg]];
+                } else {
+                    const uint64_t a = hull[seg], b = hull[seg + 1];
+                    env = phi[a] + (phi[b] - phi[a]) * (x - double(a)) / double(b - a);
+                }
+                out[n] = std::min(out[n], double(k) * env + spread);
+            }
+        }
+    // a hair below, for rounding in the interpolation: never above the exact value
+    for (double& v : out) v = std::max(0.0, v * (1 - 1e-12));
+    return out;
+}
+
+// phi of G x H from phi of G (index = cells, 0..hi): k slices, w per unit of
+// spread. Empty when the work would pass `budget` (which it decrements).
+std::vector<double> couple_exact(const std::vector<double>& phi, uint64_t k, double w, double& budget) {
+    const uint64_t hi = phi.size() - 1, N = hi * k;
+    if (k <= 1) return phi;
+    const double work = double(hi + 1) * double(hi + 2) * double(hi + 1) / 6 * double(k) * double(N + 1);
+    if (work > budget) return {};
+    budget -= work;
+    const double inf = 1e300;
+    std::vector<double> out(static_cast<size_t>(N + 1), inf), f(static_cast<size_t>(N + 1)), g(f.size());
+    for (uint64_t m = 0; m <= hi; ++m)
+        for (uint64_t M = m; M <= hi; ++M) {
+            // f: least sum of phi over j values in [m, M] with sum s
+            std::fill(f.begin(), f.end(), inf);
+            f[0] = 0;
+            for (uint64_t j = 0; j < k; ++j) {  // sums of j values lie in [j m, j M]
+                std::fill(g.begin() + static_cast<std::ptrdiff_t>((j + 1) * m),
+                          g.begin() + static_cast<std::ptrdiff_t>((j + 1) * M + 1), inf);
+                for (uint64_t s = j * m; s <= j * M; ++s) {
+                    const double base = f[s];
+                    if (base >= inf) continue;
+                    double* to = g.data() + s;
+                    for (uint64_t v = m; v <= M; ++v) to[v] = std::min(to[v], base + phi[v]);
+                }
+                f.swap(g);
+            }
+            const double spread = w * double(M - m);
+            for (uint64_t s = k * m; s <= k * M; ++s)
+                if (f[s] < inf) out[s] = std::min(out[s], f[s] + spread);
+        }
+    return out;
+}
+
+double cut_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e, double exact_work) {
+    const uint64_t T = l.size(ParDim::TP), X = l.size(ParDim::CP) * l.size(ParDim::EP), D = l.size(ParDim::DP),
+                   P = l.size(ParDim::PP);
+    if (X > kMaxBlock) return 0;  // bounded work, as block_bound
+    std::vector<double> block(static_cast<size_t>(X + 1), 0);
+    for (uint64_t a = 1; a < X; ++a) block[a] = block_cut(a, l, e);
+    double budget = exact_work;
+    auto couple = [&](const std::vector<double>& phi, uint64_t k, double w, double& left) {
+        std::vector<double> v = couple_exact(phi, k, w, left);
+        return v.empty() ? couple_relaxed(phi, k, w) : v;
+    };
+    const double ring = 2;  // round a ring the differences sum to >= 2 (max - min)
+    std::vector<double> a1 = couple(block, D, ring * e.dp, budget);
+    std::vector<double> a = a1.empty() ? a1 : couple(a1, P, e.pp, budget);
+    std::vector<double> b1 = couple(block, P, e.pp, budget);
+    std::vector<double> b = b1.empty() ? b1 : couple(b1, D, ring * e.dp, budget);
+    if (a.empty() && b.empty()) return 0;
+    auto phi = [&](uint64_t n) {
+        double v = 0;
+        if (!a.empty() && n < a.size()) v = std::max(v, a[n]);
+        if (!b.empty() && n < b.size()) v = std::max(v, b[n]);
+        return v;
+    };
+    // A set and its complement have the same cut: psi(n) = max(phi(n), phi(N - n)).
+    const uint64_t N = l.world() / T;
+    auto psi = [&](uint64_t lo, uint64_t hi) {  // least psi(n) over n in [lo, hi]
+        double best = -1;
+        for (uint64_t n = lo; n <= hi && n <= N; ++n) {
+            const double v = std::max(phi(n), phi(N - n));
+            if (best < 0 || v < best) best = v;
+        }
+        return std::max(0.0, best);
+    };
+    // Islands grouped: merging the islands of each group into one drops
+    // edges (an edge crossing between groups crosses between islands), so a
+    // lane crosses at least 1/2 sum over groups of psi(cells of the group),
+    // for every partition of the islands. Every partition is tried for up to
+    // 9 islands (at most 21,147), else the islands one by one and each island
+    // against the rest. A group's cells lie in the sum of its islands' ranges.
+    std::vector<std::pair<uint64_t, uint64_t>> range;
+    for (uint64_t x : g) {
+        if (x == 0) continue;
+        if (x % T > 64) return 0;  // bounded work
+        range.push_back({x / T, x / T + x % T});
+    }
+    const size_t k = range.size();
+    auto value = [&](const std::vector<uint32_t>& group_of, uint32_t groups) {
+        std::vector<std::pair<uint64_t, uint64_t>> sum(groups, {0, 0});
+        for (size_t i = 0; i < k; ++i) {
+            sum[group_of[i]].first += range[i].first;
+            sum[group_of[i]].second += range[i].second;
+        }
+        double v = 0;
+        for (const auto& r : sum) v += psi(r.first, r.second);
+        return v / 2;
+    };
+    double lane = 0;
+    std::vector<uint32_t> rgs(k, 0);  // restricted growth string: island -> group
+    if (k <= 9) {
+        std::vector<uint32_t> top(k, 1);  // top[i] = max(rgs[0..i-1]) + 1 (i >= 1)
+        if (k > 0) top[0] = 0;
+        while (true) {
+            uint32_t groups = 0;
+            for (uint32_t x : rgs) groups = std::max(groups, x + 1);
+            lane = std::max(lane, value(rgs, groups));
+            size_t i = k;  // next string: the last position that can grow
+            while (i-- > 1 && rgs[i] >= top[i]) {}
+            if (i == 0 || k < 2) break;
+            ++rgs[i];
+            for (size_t j = i + 1; j < k; ++j) {
+                rgs[j] = 0;
+                top[j] = std::max(top[j - 1], rgs[j - 1] + 1);
+            }
+        }
+    } else {
+        for (size_t i = 0; i < k; ++i) rgs[i] = uint32_t(i);
+        lane = value(rgs, uint32_t(k));
+        for (size_t i = 0; i < k; ++i) {
+            std::vector<uint32_t> two(k, 0);
+            two[i] = 1;
+            lane = std::max(lane, value(two, 2));
+        }
+    }
+    return lane * double(T);
+}
+
 }  // namespace
 
-BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e) {
+BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e,
+                             double cut_work) {
     BoundBytes b = separate_bound(l, g, e);
-    b.joint = joint_bound(l, g, e);
+    b.joint = joint_bound(l, g, e, true);
     b.projection = projection_bound(l, g, e);
+    b.blocks = block_bound(l, g, e);
+    b.cut = cut_bound(l, g, e, cut_work);
+    b.split = std::max(b.parts.cp + b.parts.ep, b.blocks) +
+              std::max(b.parts.dp + b.parts.pp, joint_bound(l, g, e, false));
     return b;
 }
 

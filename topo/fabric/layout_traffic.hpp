@@ -71,15 +71,33 @@ std::vector<double> island_egress(const ParallelLayout& l, const std::vector<uin
 //    cells^2 <= R Q G (Loomis-Whitney); every ring/group it holds part of
 //    crosses at it, a pipeline in k islands k - 1 times (projection_bound in
 //    the .cpp);
-//  the largest of the three is used.
+//  - split (`split`): CP + EP and DP + PP bounded apart, their edges being
+//    different ones: DP + PP by the larger of their separate terms and the
+//    joint bound without CP/EP; CP + EP by the larger of their separate terms
+//    and the block term (`blocks`): an island whose cells of a lane are not a
+//    multiple of cp*ep holds part of a cp x ep block, whose cut it pays half
+//    of (split_bound in the .cpp);
+//  - by cuts (`cut`): a lane crosses half the sum over islands of the edge
+//    boundary of the island's cells; each island's boundary is bounded below
+//    by its cell count alone, over the product of the cp x ep block, the DP
+//    ring and the PP path, slice by slice (cut_bound in the .cpp); with two
+//    islands this is close to the optimum;
+//  the largest of the five is used. Every term is a proof written beside its
+//  code; tests/unit/test_layout_placement.cpp checks the bound against
+//  exhaustive search over small layouts.
 struct BoundBytes {
     CrossBytes parts;     // each dimension's separate bound
     double separate = 0;  // parts.cp + parts.ep + parts.dp + parts.pp
     double joint = 0;     // CP + EP + DP + PP bounded together
     double projection = 0;  // CP + EP + DP + PP by the islands' projections
-    double total() const;  // parts.tp + max(separate, joint, projection)
+    double blocks = 0;      // CP + EP: cp x ep blocks that islands must cut
+    double split = 0;       // max(parts.cp + parts.ep, blocks) + max(parts.dp + parts.pp, joint without CP/EP)
+    double cut = 0;         // CP + EP + DP + PP: each island's edge boundary from its size
+    double total() const;  // parts.tp + max(separate, joint, projection, split, cut)
 };
+// cut_work: the steps the cut bound's exact knapsacks may take (past it, their
+// convex relaxation); tests pass 0 to check the relaxation.
 BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& gpus_per_island,
-                             const EdgeBytes& e);
+                             const EdgeBytes& e, double cut_work = 2e8);
 
 }  // namespace gputopo
