@@ -45,8 +45,9 @@ rc=$?
 so=$(find "$dest" -name gputopo.so | head -n 1)
 conf=$dest/etc/slurm/plugstack.conf.d/gputopo.conf
 [ "$rc" -eq 0 ] && [ -n "$so" ] && [ -x "$dest/usr/local/bin/gputopo" ] && [ -f "$dest/usr/local/share/man/man8/gputopo.8" ] &&
+    python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import gputopo_run" "$dest/usr/local/share/gputopo/python" &&
     [ -f "$conf" ] && ! grep -q @PLUGIN@ "$conf" && grep -qE "^optional /.*/gputopo.so" "$conf"
-result "make install DESTDIR=: plugin, CLI, gputopo(8) and plugstack.conf.d/gputopo.conf with the plugin path" $? \
+result "make install DESTDIR=: plugin, CLI, gputopo(8), the Python helper gputopo_run and plugstack.conf.d/gputopo.conf with the plugin path" $? \
     "rc=$rc so=$so $(tail -n 3 "$dest.log") $(cat "$conf" 2>/dev/null | grep -v '^#')"
 
 # An admin's own snippet is kept; the new one goes beside it as .dist.
