@@ -4,7 +4,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
-tap_plan 7
+tap_plan 8
 cluster_ensure "${1:-build}" || { echo "not ok - plugin install: cluster"; exit 1; }
 fails=0
 result() {
@@ -69,10 +69,17 @@ if [ -n "$so" ]; then
     result "the installed gputopo.so binds tasks" $? "rc=$rc $out"
     plugstack_default
 fi
+# The installed `gputopo run` puts the installed helper on its step's PYTHONPATH.
+out=$(cd "$CLUSTER_DIR/tmp" && with_timeout 90 sbatch --wait -N1 -o "$dest.job" --wrap \
+    "$dest/usr/local/bin/gputopo run --state-dir $CLUSTER_DIR/tmp/install-run -- /usr/bin/python3 -c 'import gputopo_run; print(\"H\", gputopo_run.__file__)'" 2>&1)
+rc=$?
+[ "$rc" -eq 0 ] && grep -qx "H $dest/usr/local/share/gputopo/python/gputopo_run.py" "$dest.job"
+result "the installed gputopo run: its program imports the installed gputopo_run without a PYTHONPATH of its own" $? \
+    "rc=$rc $out $(tail -n 5 "$dest.job" 2>/dev/null)"
 make -s -C "$CLUSTER_SRC" uninstall BUILD="$CLUSTER_BUILD" DESTDIR="$dest" PREFIX=/usr/local > "$dest.log" 2>&1
 rc=$?
 left=$(find "$dest" -type f)
 [ "$rc" -eq 0 ] && [ "$left" = "$conf" ] && grep -q "admin's own" "$conf"
 result "make uninstall removes every installed file but the admin's changed snippet" $? "rc=$rc left: $left"
-rm -rf "$dest" "$dest.log"
+rm -rf "$dest" "$dest.log" "$dest.job"
 [ "$fails" -eq 0 ]
