@@ -52,8 +52,8 @@ print('%.3f' % datetime.datetime.strptime(ev[0]['time'], '%Y-%m-%dT%H:%M:%S.%fZ'
     tzinfo=datetime.timezone.utc).timestamp() if ev else '')" "$2"
 }
 wait_event() {  # DIR PYTHON-EXPR SECONDS
-    local i
-    for i in $(seq 1 $(($3 * 5))); do ev "$1" "$2" && return 0; sleep 0.2; done
+    local _
+    for _ in $(seq 1 $(($3 * 5))); do ev "$1" "$2" && return 0; sleep 0.2; done
     return 1
 }
 
@@ -69,7 +69,7 @@ jc=$(with_timeout 30 sbatch --parsable -N4 --no-kill -t 10 -o "$w/c/job.out" "$w
 # 1. the start check.
 name="job spares: at the start every spare is checked; one that fails (exit 1) is excluded and recorded"
 if wait_lines "$w/c/start.0" 2 60 && wait_lines "$w/c/beat.0" 2 30; then
-    for i in $(seq 1 25); do [[ "$(job_field "$jc" Comment)" == *exclude=n4* ]] && break; sleep 0.2; done
+    for _ in $(seq 1 25); do [[ "$(job_field "$jc" Comment)" == *exclude=n4* ]] && break; sleep 0.2; done
     comment=$(job_field "$jc" Comment)
     checked=$(sed -n 's/.* node=\(n[0-9]\) .*/\1/p' "$w/c/checks" | sort | tr '\n' ' ')
     if [ "$checked" = "n2 n4 " ] && [[ "$comment" == *exclude=n4* ]] &&
@@ -145,7 +145,7 @@ if wait_lines "$w/d/start.0" 2 60 && wait_lines "$w/d/beat.0" 2 30; then
     scontrol update nodename=n4 state=drain reason=gputopo-test
     with_timeout 60 srun --jobid="$jd" -w n2 -N1 -n1 sleep 60 > /dev/null 2>&1 &
     holder=$!
-    for i in $(seq 1 50); do squeue -h -s -j "$jd" -o '%i %N' | grep -qE '\.[0-9]+ n2$' && break; sleep 0.2; done
+    for _ in $(seq 1 50); do squeue -h -s -j "$jd" -o '%i %N' | grep -qE '\.[0-9]+ n2$' && break; sleep 0.2; done
     t0=$(now)
     kill -KILL "$(cat "$w/d/pid.0.1")"
     wait_lines "$w/d/start.2" 1 40; wait_lines "$w/d/beat.2" 1 20
