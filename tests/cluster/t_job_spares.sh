@@ -59,7 +59,7 @@ wait_event() {  # DIR PYTHON-EXPR SECONDS
 
 cat > "$w/c/job.sh" <<EOS
 #!/bin/bash
-export PYTHONPATH=$CLUSTER_SRC/python
+export PYTHONPATH=$CLUSTER_SRC/python PYTHONDONTWRITEBYTECODE=1
 exec $G run --spares 2 --min-nodes 1 --max-restarts 5 --hang-timeout 4 --kill-timeout 15 \
     --spare-check "$here/spare_check.sh $w/c" --spare-check-timeout 3 --state-dir $w/c/state -- $PY $here/job_rank.py $w/c
 EOS
@@ -136,7 +136,7 @@ wait_job_state "$jc" CANCELLED 30 >/dev/null 2>&1
 # 4. a drained spare, a step Slurm cannot create.
 cat > "$w/d/job.sh" <<EOS
 #!/bin/bash
-export PYTHONPATH=$CLUSTER_SRC/python
+export PYTHONPATH=$CLUSTER_SRC/python PYTHONDONTWRITEBYTECODE=1
 exec $G run --spares 2 --min-nodes 1 --max-restarts 5 --start-timeout 4 --kill-timeout 15 --state-dir $w/d/state -- $PY $here/job_rank.py $w/d
 EOS
 jd=$(with_timeout 30 sbatch --parsable -N4 --no-kill -t 10 -o "$w/d/job.out" "$w/d/job.sh")
