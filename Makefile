@@ -320,6 +320,7 @@ install: all
 # install wrote (else it is the admin's: kept, with a message).
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED)) $(DESTDIR)$(PLUGSTACK_CONF).dist
+	rm -rf $(DESTDIR)$(PREFIX)/share/gputopo/python/__pycache__
 	-rmdir $(DESTDIR)$(READERS_DIR) $(DESTDIR)$(PREFIX)/share/doc/gputopo/img $(DESTDIR)$(PREFIX)/share/doc/gputopo \
 	    $(DESTDIR)$(PREFIX)/share/gputopo/python 2>/dev/null
 	@conf=$(DESTDIR)$(PLUGSTACK_CONF); [ -e $$conf ] || exit 0; \

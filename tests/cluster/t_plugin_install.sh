@@ -45,7 +45,7 @@ rc=$?
 so=$(find "$dest" -name gputopo.so | head -n 1)
 conf=$dest/etc/slurm/plugstack.conf.d/gputopo.conf
 [ "$rc" -eq 0 ] && [ -n "$so" ] && [ -x "$dest/usr/local/bin/gputopo" ] && [ -f "$dest/usr/local/share/man/man8/gputopo.8" ] &&
-    python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import gputopo_run" "$dest/usr/local/share/gputopo/python" &&
+    python3 -B -c "import sys; sys.path.insert(0, sys.argv[1]); import gputopo_run" "$dest/usr/local/share/gputopo/python" &&
     [ -f "$conf" ] && ! grep -q @PLUGIN@ "$conf" && grep -qE "^optional /.*/gputopo.so" "$conf"
 result "make install DESTDIR=: plugin, CLI, gputopo(8), the Python helper gputopo_run and plugstack.conf.d/gputopo.conf with the plugin path" $? \
     "rc=$rc so=$so $(tail -n 3 "$dest.log") $(cat "$conf" 2>/dev/null | grep -v '^#')"
@@ -69,7 +69,8 @@ if [ -n "$so" ]; then
     result "the installed gputopo.so binds tasks" $? "rc=$rc $out"
     plugstack_default
 fi
-# The installed `gputopo run` puts the installed helper on its step's PYTHONPATH.
+# The installed `gputopo run` puts the installed helper on its step's PYTHONPATH (the import
+# writes __pycache__ beside it, as a root user's would: make uninstall removes it).
 out=$(cd "$CLUSTER_DIR/tmp" && with_timeout 90 sbatch --wait -N1 -o "$dest.job" --wrap \
     "$dest/usr/local/bin/gputopo run --state-dir $CLUSTER_DIR/tmp/install-run -- /usr/bin/python3 -c 'import gputopo_run; print(\"H\", gputopo_run.__file__)'" 2>&1)
 rc=$?
