@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <sstream>
 
 #include "launcher/child/child.hpp"
@@ -135,13 +136,21 @@ std::vector<std::string> spare_check_argv(const std::string& node, const std::st
 
 std::vector<SpareVerdict> check_spares(const std::vector<std::string>& nodes, const std::string& cmd,
                                        double timeout_s, const std::string& job_id) {
+    // One bounded RPC for every node's state, one line per node.
+    std::string list;
+    for (const auto& n : nodes) list += (list.empty() ? "" : ",") + n;
+    const double t0 = mono_now();
+    CommandResult r = run_command({"scontrol", "show", "node", "-o", list}, 10);
+    std::map<std::string, std::string> line_of;
+    std::istringstream in(r.status == 0 ? r.output : "");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("NodeName=", 0) == 0) line_of[line.substr(9, line.find(' ') - 9)] = line;
     std::vector<SpareVerdict> v;
     for (const auto& n : nodes) {
         SpareVerdict sv;
         sv.node = n;
-        const double t0 = mono_now();
-        CommandResult r = run_command({"scontrol", "show", "node", "-o", n}, 10);
-        if (r.status == 0) sv.reason = unusable_state(r.output);
+        auto l = line_of.find(n);
+        sv.reason = l == line_of.end() ? "" : unusable_state(l->second);  // unknown: usable
         sv.ok = sv.reason.empty();
         if (!sv.ok) sv.reason = "Slurm has it " + sv.reason;
         sv.seconds = mono_now() - t0;

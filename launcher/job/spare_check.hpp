@@ -26,7 +26,8 @@ struct SpareVerdict {
     double seconds = 0;  // the check's duration
 };
 
-// Checks every node of `nodes` at once (state first, then CMD where given),
+// Checks every node of `nodes` at once (state first, one `scontrol show node`
+// for all; a node it does not name counts as usable; then CMD where given),
 // each bounded by timeout_s; a check still running then is killed and fails.
 // `job_id` is used to cancel the check steps left behind. CMD "" checks the
 // state only.

@@ -201,7 +201,7 @@ TEST_CASE("gputopo run: spare check options, a spare's Slurm state, the check's 
 }
 
 // check_spares with stand-ins for srun (runs the command with SLURMD_NODENAME set),
-// scontrol (n9 drained) and squeue (no steps) first on PATH.
+// scontrol (one call for all; n9 drained, c not named) and squeue (no steps) first on PATH.
 TEST_CASE("gputopo run: spares are checked at once, each bounded, a drained one not run", "[job]") {
     char tmpl[] = "/tmp/gputopo-spare-check.XXXXXX";
     REQUIRE(::mkdtemp(tmpl));
@@ -212,7 +212,8 @@ TEST_CASE("gputopo run: spares are checked at once, each bounded, a drained one 
     };
     script("srun", "for a; do case $a in --nodelist=*) export SLURMD_NODENAME=${a#--nodelist=};; esac; done\n"
                    "while [ \"$1\" != /bin/sh ]; do shift; done\nexec \"$@\"\n");
-    script("scontrol", "case \"$*\" in *n9*) echo 'NodeName=n9 State=IDLE+DRAIN';; *) echo \"NodeName=$4 State=IDLE\";; esac\n");
+    script("scontrol", "[ \"$*\" = 'show node -o a,b,c,n9' ] || exit 1\n"
+                       "printf 'NodeName=a State=IDLE\\nNodeName=b State=MIXED\\nNodeName=n9 Arch=x State=IDLE+DRAIN T=1\\n'\n");
     script("squeue", "exit 0\n");
     const std::string path = std::getenv("PATH");
     ::setenv("PATH", (dir + ":" + path).c_str(), 1);
