@@ -289,6 +289,7 @@ PLUGSTACK_CONF ?= /etc/slurm/plugstack.conf.d/gputopo.conf
 # Everything install puts under $(DESTDIR), relative to it (uninstall removes these).
 INSTALLED = $(PREFIX)/bin/gputopo $(PREFIX)/bin/gputopo-launch $(READERS_DIR)/gputopo-readers.so \
             $(SLURM_PLUGIN_DIR)/gputopo.so $(PREFIX)/libexec/gputopo-healthcheck.sh \
+            $(PREFIX)/share/gputopo/python/gputopo_run.py \
             $(foreach m,$(wildcard man/*.[158]),$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
             $(foreach d,$(wildcard docs/*.md),$(PREFIX)/share/doc/gputopo/$(notdir $(d))) \
             $(foreach d,$(wildcard docs/img/*),$(PREFIX)/share/doc/gputopo/img/$(notdir $(d)))
@@ -306,6 +307,7 @@ install: all
 	for d in $(wildcard docs/*.md); do install -m 0644 $$d $(DESTDIR)$(PREFIX)/share/doc/gputopo/; done
 	for d in $(wildcard docs/img/*); do install -m 0644 $$d $(DESTDIR)$(PREFIX)/share/doc/gputopo/img/; done
 	install -D -m 0755 etc/gputopo-healthcheck.sh $(DESTDIR)$(PREFIX)/libexec/gputopo-healthcheck.sh
+	install -D -m 0644 python/gputopo_run.py $(DESTDIR)$(PREFIX)/share/gputopo/python/gputopo_run.py
 	@mkdir -p $(BUILD)
 	sed 's|@PLUGIN@|$(SLURM_PLUGIN_DIR)/gputopo.so|' etc/plugstack.conf.d/gputopo.conf > $(BUILD)/plugstack-gputopo.conf
 	@conf=$(DESTDIR)$(PLUGSTACK_CONF); \
@@ -318,7 +320,9 @@ install: all
 # install wrote (else it is the admin's: kept, with a message).
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED)) $(DESTDIR)$(PLUGSTACK_CONF).dist
-	-rmdir $(DESTDIR)$(READERS_DIR) $(DESTDIR)$(PREFIX)/share/doc/gputopo/img $(DESTDIR)$(PREFIX)/share/doc/gputopo 2>/dev/null
+	rm -rf $(DESTDIR)$(PREFIX)/share/gputopo/python/__pycache__
+	-rmdir $(DESTDIR)$(READERS_DIR) $(DESTDIR)$(PREFIX)/share/doc/gputopo/img $(DESTDIR)$(PREFIX)/share/doc/gputopo \
+	    $(DESTDIR)$(PREFIX)/share/gputopo/python 2>/dev/null
 	@conf=$(DESTDIR)$(PLUGSTACK_CONF); [ -e $$conf ] || exit 0; \
 	sed 's|@PLUGIN@|$(SLURM_PLUGIN_DIR)/gputopo.so|' etc/plugstack.conf.d/gputopo.conf | cmp -s - $$conf && rm -f $$conf || \
 	    echo "gputopo: kept $$conf (changed by you)"

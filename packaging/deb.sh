@@ -82,6 +82,13 @@ Auto-Built-Package: debug-symbols
 Build-Ids: ${ids% }
 Description: debug symbols for gputopo
 CTL
+# Importing gputopo_run as root writes bytecode beside it, which dpkg does not know of.
+cat > "$stage/DEBIAN/prerm" <<'PRERM'
+#!/bin/sh
+set -e
+rm -rf /usr/share/gputopo/python/__pycache__
+PRERM
+chmod 0755 "$stage/DEBIAN/prerm"
 (cd "$stage" && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | sort -z | xargs -0 md5sum > DEBIAN/md5sums)
 (cd "$dbg" && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | sort -z | xargs -0 md5sum > DEBIAN/md5sums)
 deb=$out/gputopo_${debver}_$arch.deb

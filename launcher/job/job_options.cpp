@@ -49,6 +49,12 @@ const std::map<std::string, Setter>& setters() {
         {"--islands", [](JobOptions& o, const std::string&, const std::string& v) { o.islands = v; }},
         {"--ntasks-per-node", [](JobOptions& o, const std::string& k, const std::string& v) { o.tasks_per_node = int(parse_count(k, v, 1, 4096)); }},
         {"--kill-timeout", [](JobOptions& o, const std::string& k, const std::string& v) { o.kill_timeout_s = parse_seconds(k, v, 1, 3600); }},
+        {"--start-timeout", [](JobOptions& o, const std::string& k, const std::string& v) { o.start_timeout_s = parse_seconds(k, v, 1, 86400); }},
+        {"--spare-check", [](JobOptions& o, const std::string& k, const std::string& v) {
+             if (v.empty()) throw JobUsageError(k + ": expected a command (run with sh -c on the spare)");
+             o.spare_check = v;
+         }},
+        {"--spare-check-timeout", [](JobOptions& o, const std::string& k, const std::string& v) { o.spare_check_timeout_s = parse_seconds(k, v, 1, 86400); }},
         {"--checkpoint-cost", [](JobOptions& o, const std::string& k, const std::string& v) { o.checkpoint_cost_s = parse_seconds(k, v, 0.001, 86400); }},
         {"--checkpoint-persist", [](JobOptions& o, const std::string& k, const std::string& v) { o.checkpoint_persist_s = parse_seconds(k, v, 0, 86400); }},
         {"--mtbf-per-node", [](JobOptions& o, const std::string& k, const std::string& v) { o.mtbf_per_node_s = parse_seconds(k, v, 60, 1e12); }},
@@ -117,6 +123,10 @@ std::string job_usage() {
            "  --islands FILE        gputopo.conf island file (default: Slurm's topology file)\n"
            "  --ntasks-per-node T   tasks per node (default SLURM_NTASKS_PER_NODE, else 1)\n"
            "  --kill-timeout S      bound on srun ending once the step must end (default 30)\n"
+           "  --start-timeout S     bound on a step Slurm keeps waiting to create (default 60)\n"
+           "  --spare-check CMD     run CMD (sh -c, one task) on a spare before it is used, and on\n"
+           "                        every spare at the start; a spare that fails is excluded\n"
+           "  --spare-check-timeout S  bound on one --spare-check (default 60)\n"
            "  --checkpoint-cost S   what a checkpoint stalls the program for, in the waste model (default 10)\n"
            "  --checkpoint-persist S  asynchronous checkpoint: durable S after its stall (default 0: blocking)\n"
            "  --mtbf-per-node D     MTBF per node in the waste model (default 6000h)\n"

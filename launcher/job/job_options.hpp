@@ -19,6 +19,9 @@ struct JobOptions {
     std::string islands;           // --islands FILE: gputopo.conf island file (as gputopo-launch --islands)
     int tasks_per_node = 0;        // --ntasks-per-node T; 0: SLURM_NTASKS_PER_NODE, else 1
     double kill_timeout_s = 30;    // --kill-timeout S: bound on srun ending once the step is to end
+    double start_timeout_s = 60;   // --start-timeout S: bound on a step Slurm is slow to create
+    std::string spare_check;       // --spare-check CMD: run on a spare (srun, sh -c) before it is used; "" state only
+    double spare_check_timeout_s = 60;  // --spare-check-timeout S: bound on one check
     double checkpoint_cost_s = 10; // --checkpoint-cost S: C in the waste model (what the program stalls for)
     double checkpoint_persist_s = 0;  // --checkpoint-persist S: an asynchronous checkpoint is durable S after its stall (0: blocking)
     double mtbf_per_node_s = 6000.0 * 3600;  // --mtbf-per-node DURATION: M per node in the waste model

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -14,12 +15,14 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "launcher/child/child.hpp"
 #include "launcher/failure/classify.hpp"
 #include "launcher/failure/events.hpp"
 #include "launcher/job/node_pool.hpp"
+#include "launcher/job/spare_check.hpp"
 #include "launcher/job/step_end.hpp"
 #include "launcher/requeue/requeue.hpp"
 #include "launcher/requeue/slurm_ctl.hpp"
@@ -111,27 +114,38 @@ struct StepRun {
     double end_unix = 0;           // when srun was gone
     double hang_unix = -1;         // when the hang was found
     bool killed = false;           // srun was killed after kill_timeout_s
+    bool start_stuck = false;      // Slurm had not created the step within --start-timeout
 };
+
+// The job's steps Slurm lists (all but batch/extern; a step srun still waits
+// to create is not listed), bounded; nullopt when squeue failed.
+std::optional<std::set<std::string>> job_steps(const std::string& job_id) {
+    CommandResult r = run_command({"squeue", "-h", "-s", "-j", job_id, "-o", "%i"}, 10);
+    if (r.status != 0) return std::nullopt;
+    std::istringstream in(r.output);
+    std::set<std::string> steps;
+    for (std::string step; in >> step;)
+        if (step.find(".batch") == std::string::npos && step.find(".extern") == std::string::npos) steps.insert(step);
+    return steps;
+}
 
 // Kills what is left of the job's steps (all but batch/extern), bounded.
 void cancel_steps(const std::string& job_id) {
-    CommandResult r = run_command({"squeue", "-h", "-s", "-j", job_id, "-o", "%i"}, 10);
-    std::istringstream in(r.output);
-    std::string step;
-    while (in >> step)
-        if (step.find(".batch") == std::string::npos && step.find(".extern") == std::string::npos)
-            run_command({"scancel", "--signal=KILL", step}, 10);
+    for (const auto& step : job_steps(job_id).value_or(std::set<std::string>{})) run_command({"scancel", "--signal=KILL", step}, 10);
 }
 
 class StepWatch {
 public:
-    StepWatch(const JobOptions& o, const JobContext& c, std::string heartbeat, int ranks)
-        : o_(o), c_(c), heartbeat_(std::move(heartbeat)), ranks_(ranks), beats_(size_t(ranks), -1) {}
+    // `steps_before`: the job's steps before srun started (the new one is the step not among them).
+    StepWatch(const JobOptions& o, const JobContext& c, std::string heartbeat, int ranks, std::set<std::string> steps_before)
+        : o_(o), c_(c), heartbeat_(std::move(heartbeat)), ranks_(ranks), beats_(size_t(ranks), -1),
+          steps_before_(std::move(steps_before)) {}
 
     // `started_unix`: when srun was started; a rank's silence counts from then
     // (the loop may start later, after the bounded RPCs that record a node).
     StepRun watch(const Child& child, double started_unix) {
         StepRun run;
+        launched_unix_ = started_unix;
         double end_asked = -1, next_beat_check = 0;
         int status = 0;
         for (bool done = false; !done;) {
@@ -146,6 +160,17 @@ public:
             if (!done && end_asked < 0 && !blame_srun_output(tail_).node.empty()) end_asked = now;  // a rank ended
             if (!done && now >= next_beat_check) {
                 next_beat_check = now + 1;
+                if (!created_ && end_asked < 0 && check_created(started_unix, run) == Creation::Waiting) {
+                    started_unix = unix_now();  // silence counts from the step's creation
+                    if (run.start_stuck) {
+                        say("Slurm did not create the step within --start-timeout " + std::to_string(int(o_.start_timeout_s)) +
+                            " s: ending srun");
+                        ::kill(child.pid, SIGKILL);
+                        ::waitpid(child.pid, &status, 0);
+                        cancel_steps(c_.job_id);  // created in the meantime
+                        break;
+                    }
+                }
                 check_beats(started_unix, run);
                 if (run.hang && end_asked < 0) {
                     // A stopped or stuck rank ignores srun's SIGTERM: SIGKILL the step's tasks at once.
@@ -171,6 +196,21 @@ public:
     }
 
 private:
+    // Whether the step exists: a rank has beaten, or Slurm lists a step that
+    // was not there before srun. Sets run.start_stuck once --start-timeout has
+    // passed while Slurm still lists no new step.
+    enum class Creation { Created, Waiting, Unknown };
+    Creation check_created(double started_unix, StepRun& run) {
+        for (int r = 0; r < ranks_ && !created_; ++r) created_ = mtime_of(heartbeat_path(heartbeat_, r)) >= started_unix;
+        if (created_) return Creation::Created;
+        auto steps = job_steps(c_.job_id);
+        if (!steps) return Creation::Unknown;  // squeue failed: no verdict (--hang-timeout still bounds the step)
+        for (const auto& s : *steps) created_ = created_ || !steps_before_.count(s);
+        if (created_) return Creation::Created;
+        if (unix_now() - launched_unix_ > o_.start_timeout_s) run.start_stuck = true;
+        return Creation::Waiting;
+    }
+
     void relay(int fd, int timeout_ms) {
         if (fd < 0) {
             ::usleep(useconds_t(timeout_ms) * 1000);
@@ -222,6 +262,9 @@ private:
     std::string heartbeat_;
     int ranks_;
     std::vector<double> beats_;
+    std::set<std::string> steps_before_;
+    bool created_ = false;
+    double launched_unix_ = 0;
     std::string tail_;
 };
 
@@ -232,9 +275,20 @@ struct Verdict {
     int status = 0;
 };
 
-Verdict judge(const StepRun& run, const NodePool& pool, int tasks_per_node) {
+// `fresh`: the node this step got in place of a failed one ("" none), blamed
+// when Slurm did not create the step in time (the others ran the last step).
+Verdict judge(const StepRun& run, const NodePool& pool, int tasks_per_node, const std::string& fresh, double start_timeout_s) {
     Verdict v;
     v.status = run.srun_status;
+    if (run.start_stuck) {
+        v.node = fresh;
+        v.status = 1;
+        v.cls.cls = FailureClass::Failed;
+        v.cls.local = true;
+        v.cls.evidence = "Slurm did not create the step within --start-timeout " + std::to_string(int(start_timeout_s)) +
+                         " s" + (fresh.empty() ? "" : " (" + fresh + " new in it)");
+        return v;
+    }
     if (run.hang) {
         v.rank = run.hang->rank;
         size_t slot = size_t(v.rank / tasks_per_node);
@@ -277,6 +331,7 @@ std::string last_srun_error(const std::string& tail) {
 }
 
 void record_excluded(const std::string& job_id, const std::string& node, EventLog& log) {
+    if (node.empty()) return;
     JobInfo info = query_job(job_id);
     if (!info.known) return;
     std::string comment = merge_exclusion_record(info.comment, node, 0);
@@ -306,6 +361,48 @@ int requeue_job(const JobContext& c, const RestartDecision& d, int status, Event
     return status == 0 ? 1 : status;
 }
 
+// The directory of the installed Python helper (gputopo_run.py), beside this
+// program's bin/: PREFIX/share/gputopo/python; "" when it is not there.
+std::string python_helper_dir() {
+    static const std::string found = [] {
+        char exe[4096];
+        ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n <= 0) return std::string();
+        std::string path(exe, size_t(n));
+        std::string dir = path.substr(0, path.rfind('/')) + "/../share/gputopo/python";
+        struct stat st {};
+        return ::stat((dir + "/gputopo_run.py").c_str(), &st) == 0 ? dir : std::string();
+    }();
+    return found;
+}
+
+// PYTHONPATH for the step: the user's, then the helper's directory (a copy of
+// the user's own comes first).
+std::string step_pythonpath() {
+    const std::string user = env("PYTHONPATH");
+    return user.empty() ? python_helper_dir() : user + ":" + python_helper_dir();
+}
+
+// Checks `nodes` (spares), logs each verdict; returns the nodes that failed.
+std::vector<std::string> checked_out(const JobOptions& o, const JobContext& c, const std::vector<std::string>& nodes,
+                                     const char* stage, EventLog& log) {
+    std::vector<std::string> bad;
+    for (const auto& v : check_spares(nodes, o.spare_check, o.spare_check_timeout_s, c.job_id)) {
+        log.write(Event("spare_check").add("stage", stage).add("node", v.node).add("ok", v.ok).add("reason", v.reason)
+                      .add("seconds", v.seconds).add("command", o.spare_check));
+        if (v.ok) continue;
+        say("spare " + v.node + " excluded: " + v.reason);
+        bad.push_back(v.node);
+    }
+    return bad;
+}
+
+// A spare that failed its check leaves the pool for the rest of the job.
+void drop_spare(NodePool& pool, const std::string& node) {
+    pool.spares.erase(std::remove(pool.spares.begin(), pool.spares.end(), node), pool.spares.end());
+    if (std::find(pool.excluded.begin(), pool.excluded.end(), node) == pool.excluded.end()) pool.excluded.push_back(node);
+}
+
 Event step_event(const char* name, const NodePool& pool, int attempt) {
     Event e(name);
     e.add("attempt", attempt).add("slots", join(pool.slots)).add("spares", join(pool.spares)).add("excluded", join(pool.excluded));
@@ -324,7 +421,13 @@ int supervise(const JobOptions& o, JobContext& c) {
     say("step on " + join(pool.slots) + (pool.spares.empty() ? "" : "; spares " + join(pool.spares)));
     RestartPolicy policy{o.max_restarts, o.min_nodes};
     double fault_unix = -1;
-    std::string to_record;
+    std::vector<std::string> to_record;
+    if (!pool.spares.empty())
+        for (const auto& n : checked_out(o, c, pool.spares, "start", log)) {
+            drop_spare(pool, n);
+            to_record.push_back(n);
+        }
+    std::string fresh;  // the node the last Replace put in
     for (int restarts = 0;; ++restarts) {
         const int ranks = int(pool.slots.size()) * c.tasks_per_node;
         const std::string heartbeat = attempt_pattern(c.heartbeat, restarts);
@@ -333,6 +436,8 @@ int supervise(const JobOptions& o, JobContext& c) {
                         {env::kRunLastCheckpoint, last_checkpoint(c.checkpoint_report)},
                         {env::kRunCheckpointReport, c.checkpoint_report},
                         {env::kRunHeartbeat, heartbeat}};
+        if (!python_helper_dir().empty()) so.extra_env.emplace_back("PYTHONPATH", step_pythonpath());
+        std::set<std::string> steps_before = job_steps(c.job_id).value_or(std::set<std::string>{});
         Child child = spawn_child(srun_argv(o, pool, c.tasks_per_node), so);
         const double launched_unix = unix_now();
         if (child.pid < 0) {
@@ -342,9 +447,9 @@ int supervise(const JobOptions& o, JobContext& c) {
         log.write(step_event("step_launch", pool, restarts).add("ranks", ranks));
         // The node the last decision excluded goes into the job's record once the new step runs
         // (two bounded RPCs that must not delay the restart).
-        if (!to_record.empty()) record_excluded(c.job_id, to_record, log);
+        for (const auto& n : to_record) record_excluded(c.job_id, n, log);
         to_record.clear();
-        StepWatch watch(o, c, heartbeat, ranks);
+        StepWatch watch(o, c, heartbeat, ranks, std::move(steps_before));
         StepRun run = watch.watch(child, launched_unix);
         if (fault_unix > 0 && run.all_beating_unix > 0) {
             double restart_s = run.all_beating_unix - fault_unix;
@@ -355,8 +460,11 @@ int supervise(const JobOptions& o, JobContext& c) {
             say("restart took " + std::to_string(restart_s) + " s (fault seen -> every rank beating); Daly interval " +
                 std::to_string(int(w.interval_s)) + " s");
         }
-        Verdict v = judge(run, pool, c.tasks_per_node);
+        Verdict v = judge(run, pool, c.tasks_per_node, fresh, o.start_timeout_s);
+        fresh.clear();
         fault_unix = run.hang_unix > 0 ? run.hang_unix : run.end_unix;
+        if (run.start_stuck) log.write(Event("step_start_timeout").add("attempt", restarts).add("node", v.node)
+                                           .add("start_timeout_s", o.start_timeout_s));
         if (run.hang) log.write(Event("hang").add("attempt", restarts).add("rank", v.rank).add("node", v.node)
                                     .add("silent_s", run.hang->silent_s).add("detected_unix", run.hang_unix));
         log.write(Event("step_end").add("attempt", restarts).add("class", failure_class_name(v.cls.cls))
@@ -365,11 +473,20 @@ int supervise(const JobOptions& o, JobContext& c) {
         if (v.cls.cls == FailureClass::Success) return 0;
         if (run.end.got_term) return v.status ? v.status : 143;
         RestartDecision d = decide_restart(pool, v.cls, v.node, restarts, policy, c.islands);
-        if (v.node.empty() && !run.hang && d.action == RestartAction::Relaunch) {
+        if (run.start_stuck && v.node.empty() && d.action == RestartAction::Relaunch) {
+            d.action = RestartAction::Stop;
+            d.reason = v.cls.evidence + ", with no new node to blame";
+        } else if (v.node.empty() && !run.hang && d.action == RestartAction::Relaunch) {
             // No task and no node line: srun itself failed (an option, the resources); the
             // same srun again would fail the same way, restarts spent in a second.
             d.action = RestartAction::Stop;
             d.reason = "srun ended with " + std::to_string(v.status) + " before any rank reported: " + last_srun_error(run.end.stderr_tail);
+        }
+        // The spare the decision names must pass its check, else the next one is tried.
+        while (d.action == RestartAction::Replace && !checked_out(o, c, {d.replacement}, "replace", log).empty()) {
+            drop_spare(pool, d.replacement);
+            to_record.push_back(d.replacement);
+            d = decide_restart(pool, v.cls, v.node, restarts, policy, c.islands);
         }
         say(std::string(restart_action_name(d.action)) + ": " + d.reason);
         Event de("restart_decision");
@@ -377,8 +494,12 @@ int supervise(const JobOptions& o, JobContext& c) {
             .add("replacement", d.replacement).add("same_island", d.same_island).add("restarts", restarts);
         log.write(de);
         if (d.action == RestartAction::Stop) return v.status ? v.status : 1;
-        if (d.action == RestartAction::Requeue) return requeue_job(c, d, v.status, log);
-        if (d.action == RestartAction::Replace || d.action == RestartAction::Shrink) to_record = d.failed_node;
+        if (d.action == RestartAction::Requeue) {
+            for (const auto& n : to_record) record_excluded(c.job_id, n, log);  // spares that failed their check
+            return requeue_job(c, d, v.status, log);
+        }
+        if (d.action == RestartAction::Replace || d.action == RestartAction::Shrink) to_record.push_back(d.failed_node);
+        if (d.action == RestartAction::Replace) fresh = d.replacement;
         apply_decision(pool, d);
     }
 }

@@ -4,7 +4,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
-tap_plan 7
+tap_plan 8
 cluster_ensure "${1:-build}" || { echo "not ok - plugin install: cluster"; exit 1; }
 fails=0
 result() {
@@ -45,8 +45,9 @@ rc=$?
 so=$(find "$dest" -name gputopo.so | head -n 1)
 conf=$dest/etc/slurm/plugstack.conf.d/gputopo.conf
 [ "$rc" -eq 0 ] && [ -n "$so" ] && [ -x "$dest/usr/local/bin/gputopo" ] && [ -f "$dest/usr/local/share/man/man8/gputopo.8" ] &&
+    python3 -B -c "import sys; sys.path.insert(0, sys.argv[1]); import gputopo_run" "$dest/usr/local/share/gputopo/python" &&
     [ -f "$conf" ] && ! grep -q @PLUGIN@ "$conf" && grep -qE "^optional /.*/gputopo.so" "$conf"
-result "make install DESTDIR=: plugin, CLI, gputopo(8) and plugstack.conf.d/gputopo.conf with the plugin path" $? \
+result "make install DESTDIR=: plugin, CLI, gputopo(8), the Python helper gputopo_run and plugstack.conf.d/gputopo.conf with the plugin path" $? \
     "rc=$rc so=$so $(tail -n 3 "$dest.log") $(cat "$conf" 2>/dev/null | grep -v '^#')"
 
 # An admin's own snippet is kept; the new one goes beside it as .dist.
@@ -68,10 +69,18 @@ if [ -n "$so" ]; then
     result "the installed gputopo.so binds tasks" $? "rc=$rc $out"
     plugstack_default
 fi
+# The installed `gputopo run` puts the installed helper on its step's PYTHONPATH (the import
+# writes __pycache__ beside it, as a root user's would: make uninstall removes it).
+out=$(cd "$CLUSTER_DIR/tmp" && with_timeout 90 sbatch --wait -N1 -o "$dest.job" --wrap \
+    "$dest/usr/local/bin/gputopo run --state-dir $CLUSTER_DIR/tmp/install-run -- /usr/bin/python3 -c 'import gputopo_run; print(\"H\", gputopo_run.__file__)'" 2>&1)
+rc=$?
+[ "$rc" -eq 0 ] && grep -qx "H $dest/usr/local/share/gputopo/python/gputopo_run.py" "$dest.job"
+result "the installed gputopo run: its program imports the installed gputopo_run without a PYTHONPATH of its own" $? \
+    "rc=$rc $out $(tail -n 5 "$dest.job" 2>/dev/null)"
 make -s -C "$CLUSTER_SRC" uninstall BUILD="$CLUSTER_BUILD" DESTDIR="$dest" PREFIX=/usr/local > "$dest.log" 2>&1
 rc=$?
 left=$(find "$dest" -type f)
 [ "$rc" -eq 0 ] && [ "$left" = "$conf" ] && grep -q "admin's own" "$conf"
 result "make uninstall removes every installed file but the admin's changed snippet" $? "rc=$rc left: $left"
-rm -rf "$dest" "$dest.log"
+rm -rf "$dest" "$dest.log" "$dest.job"
 [ "$fails" -eq 0 ]

@@ -26,8 +26,9 @@ next=$(awk -F. '{printf "%s.%02d", $1, $2 + 1}' <<< "$major")
 so=$(dpkg -L gputopo 2>/dev/null | grep '/gputopo\.so$')
 [ "$rc" -eq 0 ] && echo "$depends" | grep -qF "slurm-wlm-basic-plugins (>= $major) | slurm-smd (>= $major)" &&
     [ "$breaks" = "slurm-wlm-basic-plugins (>= $next), slurm-smd (>= $next)" ] && [ -n "$so" ] &&
-    [ "$(stat -c %a "$so")" = 644 ] && file "$so" | grep -q ', stripped' && gputopo --version | grep -q .
-result "dpkg -i: gputopo.so (0644, stripped) in Slurm's plugin dir, Depends on Debian's or SchedMD's Slurm $major (Breaks $next)" $? \
+    [ "$(stat -c %a "$so")" = 644 ] && file "$so" | grep -q ', stripped' && gputopo --version | grep -q . &&
+    PYTHONPATH=/usr/share/gputopo/python python3 -c 'import gputopo_run' 2>/dev/null
+result "dpkg -i: gputopo.so (0644, stripped) in Slurm's plugin dir, gputopo_run.py importable, Depends on Debian's or SchedMD's Slurm $major (Breaks $next)" $? \
     "rc=$rc $(tail -n 3 /tmp/dpkg.log) depends=$depends breaks=$breaks so=$so"
 
 if cluster_start build; then
@@ -45,7 +46,7 @@ else
 fi
 
 dpkg -r gputopo > /tmp/dpkg.log 2>&1
-[ ! -e "$so" ] && ! command -v gputopo >/dev/null
-result "dpkg -r removes the plugin and the CLI" $? "$(tail -n 3 /tmp/dpkg.log)"
+[ ! -e "$so" ] && ! command -v gputopo >/dev/null && [ ! -e /usr/share/gputopo/python ]
+result "dpkg -r removes the plugin, the CLI and the Python helper (with the bytecode an import left)" $? "$(tail -n 3 /tmp/dpkg.log)"
 echo "# deb check: $fails failed"
 [ "$fails" -eq 0 ]

@@ -3,11 +3,18 @@
 // waste model with the restart time, the options.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <set>
 
 #include "launcher/job/job_options.hpp"
 #include "launcher/job/node_pool.hpp"
+#include "launcher/job/spare_check.hpp"
 #include "launcher/job/step_end.hpp"
 #include "topo/fabric/island_sources.hpp"
 
@@ -179,4 +186,65 @@ TEST_CASE("gputopo run: options", "[job]") {
     CHECK_THROWS_WITH(parse_job_options({"--spares", "x", "--", "p"}), Catch::Contains("--spares 'x'"));
     CHECK_THROWS_WITH(parse_job_options({"--spare", "1", "--", "p"}), Catch::Contains("unknown option '--spare'"));
     CHECK_THROWS_WITH(parse_job_options({"--spares", "1"}), Catch::Contains("no program"));
+}
+
+TEST_CASE("gputopo run: spare check options, a spare's Slurm state, the check's srun", "[job]") {
+    JobOptions o = parse_job_options({"--spare-check", "gputopo doctor", "--spare-check-timeout=2m", "--start-timeout", "5", "--", "p"});
+    CHECK(o.spare_check == "gputopo doctor");
+    CHECK(o.spare_check_timeout_s == 120);
+    CHECK(o.start_timeout_s == 5);
+    JobOptions d = parse_job_options({"p"});
+    CHECK(d.spare_check.empty());
+    CHECK(d.spare_check_timeout_s == 60);
+    CHECK(d.start_timeout_s == 60);
+    CHECK_THROWS_WITH(parse_job_options({"--spare-check", "", "--", "p"}), Catch::Contains("--spare-check: expected a command"));
+    CHECK_THROWS_WITH(parse_job_options({"--start-timeout", "0", "--", "p"}), Catch::Contains("--start-timeout '0'"));
+
+    CHECK(unusable_state("NodeName=n2 Arch=x86_64 CoresPerSocket=56 State=IDLE ThreadsPerCore=2").empty());
+    CHECK(unusable_state("NodeName=n2 State=MIXED Partitions=debug").empty());
+    CHECK(unusable_state("NodeName=n4 State=MIXED+DRAIN Partitions=debug") == "State=MIXED+DRAIN");
+    CHECK(unusable_state("NodeName=n4 State=DOWN+NOT_RESPONDING Reason=x") == "State=DOWN+NOT_RESPONDING");
+    CHECK(unusable_state("NodeName=n4 State=IDLE+POWERED_DOWN\n") == "State=IDLE+POWERED_DOWN");
+    CHECK(unusable_state("NodeName=n4 State=ALLOCATED+FAIL") == "State=ALLOCATED+FAIL");
+    CHECK(unusable_state("Node n9 not found").empty());  // unknown: the command check decides
+
+    CHECK(spare_check_argv("n2", "gputopo doctor") ==
+          std::vector<std::string>{"srun", "--nodelist=n2", "--nodes=1", "--ntasks=1", "--ntasks-per-node=1", "--job-name=gputopo-spare-check",
+                                   "--kill-on-bad-exit=1", "/bin/sh", "-c", "gputopo doctor"});
+}
+
+// check_spares with stand-ins for srun (runs the command with SLURMD_NODENAME set),
+// scontrol (one call for all; n9 drained, c not named) and squeue (no steps) first on PATH.
+TEST_CASE("gputopo run: spares are checked at once, each bounded, a drained one not run", "[job]") {
+    char tmpl[] = "/tmp/gputopo-spare-check.XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    const std::string dir = tmpl;
+    auto script = [&](const std::string& name, const std::string& body) {
+        std::ofstream(dir + "/" + name) << "#!/bin/sh\n" << body;
+        ::chmod((dir + "/" + name).c_str(), 0755);
+    };
+    script("srun", "for a; do case $a in --nodelist=*) export SLURMD_NODENAME=${a#--nodelist=};; esac; done\n"
+                   "while [ \"$1\" != /bin/sh ]; do shift; done\nexec \"$@\"\n");
+    script("scontrol", "[ \"$*\" = 'show node -o a,b,c,n9' ] || exit 1\n"
+                       "printf 'NodeName=a State=IDLE\\nNodeName=b State=MIXED\\nNodeName=n9 Arch=x State=IDLE+DRAIN T=1\\n'\n");
+    script("squeue", "exit 0\n");
+    const std::string path = std::getenv("PATH");
+    ::setenv("PATH", (dir + ":" + path).c_str(), 1);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto v = check_spares({"a", "b", "c", "n9"},
+                          "case $SLURMD_NODENAME in a) exit 0;; b) exec sleep 30;; *) echo \"$SLURMD_NODENAME is bad\" >&2; exit 3;; esac",
+                          1, "1");
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ::setenv("PATH", path.c_str(), 1);
+    int rm = std::system(("rm -rf " + dir).c_str());
+    CHECK(rm == 0);
+    REQUIRE(v.size() == 4);
+    CHECK(v[0].ok);
+    CHECK_FALSE(v[1].ok);
+    CHECK_THAT(v[1].reason, Catch::Contains("did not end within --spare-check-timeout 1 s"));
+    CHECK_FALSE(v[2].ok);
+    CHECK(v[2].reason == "--spare-check ended with exit status 3: c is bad");
+    CHECK_FALSE(v[3].ok);
+    CHECK(v[3].reason == "Slurm has it State=IDLE+DRAIN");
+    CHECK(took < 3);  // one timeout, not one per spare
 }
