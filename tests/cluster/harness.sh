@@ -214,8 +214,9 @@ with_timeout() {
 }
 
 job_field() {
-    # A job's own fields come after its name; SubmitLine (26.05) repeats the name at the end.
-    scontrol show job -o "$1" 2>/dev/null | sed 's/ SubmitLine=.*//' | grep -o " $2=[^ ]*" | tail -n 1 | cut -d= -f2-
+    # A job's own fields come after its name; SubmitLine (26.05) repeats the name and the typed
+    # options, up to WorkDir=, which is always next; Comment, SegmentSize, Switches... follow it.
+    scontrol show job -o "$1" 2>/dev/null | sed 's/ SubmitLine=.* WorkDir=/ WorkDir=/' | grep -o " $2=[^ ]*" | tail -n 1 | cut -d= -f2-
 }
 
 wait_lines() {  # FILE N SECONDS: until FILE has N lines (1 after SECONDS)
