@@ -16,7 +16,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
-tap_plan 8
+tap_plan 9
 cluster_ensure "${1:-build}" || { echo "not ok - segment: cluster"; exit 1; }
 
 running=$(sbatch --version | awk '{print $2}')  # "24.11.5"
@@ -57,6 +57,7 @@ block_names=(
     "segment: -N3 with tp=4 (2 nodes a group): not a multiple, no --segment, one log line, the job runs"
     "segment: no -N: no --segment (a segment must divide the node count), one log line, the job runs"
     "segment: the user's own --segment=1 is kept"
+    "segment: a --segment larger than the base block (4 > 2), why the Lua stops at the base block"
 )
 plugin_dir=$(scontrol show config 2>/dev/null | sed -n 's/^PluginDir *= *//p')
 if ! at_least 23.11; then
@@ -106,7 +107,7 @@ fi
     }
     # finished: the job completed (bounded).
     finished() { [ -n "$job" ] && wait_job_state "$job" COMPLETED 60 2>>"$out.err"; }
-    why() { echo "job '$job' $(scontrol show job -o "$job" 2>&1 | grep -o 'JobState=[^ ]*\|NodeList=[^ ]*\|SegmentSize=[^ ]*\|Reason=[^ ]*' | tr '\n' ' ') $(cat "$out.err")"; lua_lines; }
+    why() { echo "job '$job' $(scontrol show job -o "$job" 2>&1 | grep -o ' \(JobState\|Reason\|NodeList\|SegmentSize\)=[^ ]*' | tr -d '\n') $(cat "$out.err")"; lua_lines; }
 
     name=${block_names[0]}
     submit -N4 --ntasks-per-node=2 --gpu-topo=island,tp=4,pp=2 --wrap true
@@ -161,6 +162,20 @@ fi
         finished && segment_is 1
     fi
     if [ $? -eq 0 ]; then tap_ok "$name"; else tap_not_ok "$name" "$(why)"; fi
+
+    # Slurm itself, no --gpu-topo: before 26.05 a segment larger than the base block is refused at
+    # submission (eval_nodes_block: "segment (4) > bblock_node_cnt (2) is not supported");
+    # 26.05 places it across the blocks of a higher level (BlockSizes=2,4: b1+b2).
+    if [ "$sets" = 1 ]; then
+        name="${block_names[6]}: Slurm $running runs it on a 4-node higher-level block"
+        submit -N4 --ntasks-per-node=2 --segment=4 --wrap true
+        finished && segment_is 4 && [ "$(job_field "$job" NodeList)" = "n[1-4]" ]
+    else
+        name="${block_names[6]}: Slurm $running refuses it at submission"
+        submit -N4 --ntasks-per-node=2 --segment=4 --wrap true
+        [ -z "$job" ] && grep -q 'Requested topology configuration is not available' "$out.err"
+    fi
+    if [ $? -eq 0 ]; then tap_ok "$name"; else tap_not_ok "$name" "$(why)" "$(grep -F 'bblock_node_cnt' "$CLUSTER_DIR/log/slurmctld.log")"; fi
     exit 0
 )
 rm -f "$out" "$out".*
