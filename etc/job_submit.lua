@@ -25,7 +25,7 @@ What Slurm 22.05 can and cannot express (man gputopo.conf(5) has the details):
           a switch count cannot say WHICH islands, nor prefer fuller ones;
           no way to say "islands of gputopo.conf" except as node features.
   newer:  23.11 adds topology/block (BlockName=, BlockSizes=, --segment=N so a
-          job is cut into segments that each stay in one block); 24.05+ adds
+          job is cut into segments that each stay in one block); 25.05+ adds
           topology.yaml with several topologies per cluster. job_submit/lua can
           set job_desc.segment_size only from 26.05 on (Slurm commit ae5a0d6d77):
           on 23.11-25.11 the field reads nil and setting it only logs
