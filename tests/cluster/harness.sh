@@ -416,15 +416,6 @@ cluster_start_slurmd() {
     fi
 }
 
-# topology.conf for CLUSTER_TOPOLOGY (tree or block).
-_harness_topology_conf() {
-    if [ "$CLUSTER_TOPOLOGY" = block ]; then
-        printf '%s\n' "BlockName=b1 Nodes=n[1-2]" "BlockName=b2 Nodes=n[3-4]" "BlockSizes=2,4"
-    else
-        printf '%s\n' "SwitchName=leaf1 Nodes=n[1-2]" "SwitchName=leaf2 Nodes=n[3-4]" "SwitchName=spine Switches=leaf[1-2]"
-    fi
-}
-
 _harness_write_conf() {
     local base=$1 d=$CLUSTER_DIR ncpu
     ncpu=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
@@ -487,7 +478,15 @@ NodeName=n2 Name=gpu Type=h100 File=$d/dev/n2/nvidia[0-7]
 NodeName=n3 Name=gpu Type=h100 File=$d/dev/n3/nvidia[0-3]
 NodeName=n4 Name=gpu Type=mi250x File=$d/dev/n4/renderD[128-135]
 EOF
-    _harness_topology_conf > "$d/etc/topology.conf"
+    if [ "$CLUSTER_TOPOLOGY" = block ]; then
+        printf '%s\n' "BlockName=b1 Nodes=n[1-2]" "BlockName=b2 Nodes=n[3-4]" "BlockSizes=2,4" > "$d/etc/topology.conf"
+    else
+        cat > "$d/etc/topology.conf" <<EOF
+SwitchName=leaf1 Nodes=n[1-2]
+SwitchName=leaf2 Nodes=n[3-4]
+SwitchName=spine Switches=leaf[1-2]
+EOF
+    fi
     cp "$_harness_src/etc/job_submit.lua" "$d/etc/job_submit.lua"
     if [ -n "${GPUTOPO_FAKE_GPUS_CONF:-}" ]; then
         printf '%s\n' "$GPUTOPO_FAKE_GPUS_CONF" | _harness_subst > "$d/etc/fake_gpus.conf"
