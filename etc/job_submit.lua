@@ -25,12 +25,21 @@ What Slurm 22.05 can and cannot express (man gputopo.conf(5) has the details):
           a switch count cannot say WHICH islands, nor prefer fuller ones;
           no way to say "islands of gputopo.conf" except as node features.
   newer:  23.11 adds topology/block (BlockName=, BlockSizes=, --segment=N so a
-          job is cut into segments that each stay in one block); 24.05+ adds
-          topology.yaml with several topologies per cluster.
+          job is cut into segments that each stay in one block); 25.05+ adds
+          topology.yaml with several topologies per cluster. job_submit/lua can
+          set job_desc.segment_size only from 26.05 on (Slurm commit ae5a0d6d77):
+          on 23.11-25.11 the field reads nil and setting it only logs
+          "_set_job_field: unrecognized field: segment_size", so there this
+          script names the --segment to type instead (below).
 --]]
 
 -- Nodes per leaf switch; 0: read the largest leaf from topology.conf beside this file.
 GPUTOPO_ISLAND_NODES = 0
+
+-- Nodes per planning base block with topology/block; 0: read topology.conf beside this file
+-- (BlockSizes' first value, else the first BlockName line's node count, as Slurm's block
+-- plugin takes it). Set it when the blocks live in topology.yaml (25.05+), which is not read.
+GPUTOPO_BLOCK_NODES = 0
 
 -- GPUs per node for --gpu-topo=island,<layout> with topology/block when the job
 -- gives no --ntasks-per-node (one task per GPU); 4 on GB200 NVL72 trays.
@@ -41,6 +50,7 @@ GPUTOPO_WAIT4SWITCH_SECONDS = 60
 
 local OPTION = "_SLURM_SPANK_OPTION_gputopo_gpu_topo"
 local NO_VAL = 4294967294
+local NO_VAL16 = 65534
 
 -- The --gpu-topo value, or nil.
 local function gpu_topo_value(job_desc)
@@ -84,25 +94,37 @@ local function hostlist_count(expr)
     return total
 end
 
--- The largest group (nodes) named by lines starting with `key_pattern` (a Lua pattern of the key
--- and its '=') in the topology.conf beside this file, or nil.
-local function largest_group(key_pattern)
+-- The lines of the topology.conf beside this file, comments removed (an empty list without one).
+local function topology_lines()
     local src = debug.getinfo(1, "S").source
     local dir = string.match(src, "^@(.*)/[^/]*$") or "."
     local f = io.open(dir .. "/topology.conf", "r")
-    if f == nil then return nil end
-    local best = nil
-    for line in f:lines() do
-        line = string.gsub(line, "#.*", "")
+    if f == nil then return {} end
+    local lines = {}
+    for line in f:lines() do lines[#lines + 1] = (string.gsub(line, "#.*", "")) end
+    f:close()
+    return lines
+end
+
+-- The node counts of the groups named by lines starting with `key_pattern` (a Lua pattern of the
+-- key and its '=') in the topology.conf beside this file, in file order.
+local function group_sizes(key_pattern)
+    local sizes = {}
+    for _, line in ipairs(topology_lines()) do
         if string.match(line, "^%s*" .. key_pattern) then
             local nodes = string.match(line, "[Nn][Oo][Dd][Ee][Ss]=(%S+)")
-            if nodes then
-                local n = hostlist_count(nodes)
-                if best == nil or n > best then best = n end
-            end
+            if nodes then sizes[#sizes + 1] = hostlist_count(nodes) end
         end
     end
-    f:close()
+    return sizes
+end
+
+-- The largest group (nodes) named by lines starting with `key_pattern`, or nil.
+local function largest_group(key_pattern)
+    local best = nil
+    for _, n in ipairs(group_sizes(key_pattern)) do
+        if best == nil or n > best then best = n end
+    end
     return best
 end
 
@@ -114,9 +136,12 @@ A parallel layout (gputopo issue 22): `--gpu-topo=island,tp=8,pp=4[,cp=..,ep=..]
 With topology/block (topology.conf beside this file has BlockName= lines, Slurm
 23.11+), the job asks for --segment=S: S nodes per segment, each segment inside
 one block, S a multiple of the nodes one TP*CP*EP block needs
-(ceil(tp*cp*ep / GPUs per node)), as large as a block allows and dividing the
-job's node count, so every TP (and CP, EP) group can sit in one block (NVL72
-rack). With topology/tree it keeps asking for --switches as above.
+(ceil(tp*cp*ep / GPUs per node)), at most the planning base block and dividing
+the job's node count (-N), so every TP (and CP, EP) group can sit in one block
+(NVL72 rack). Slurm 23.11-25.11 cannot take it from here (no segment_size in
+job_submit/lua): the log line names the --segment to give. No --switches with
+topology/block (the block plugin ignores them). With topology/tree it keeps
+asking for --switches as above.
 --]]
 
 -- The layout's sizes from the --gpu-topo value ("island,tp=8,pp=4,verbose"), or nil.
@@ -133,29 +158,67 @@ local function layout_of(value)
     return sizes
 end
 
--- The largest block (nodes) in the topology.conf beside this file, or nil without BlockName= lines.
-local function largest_block() return largest_group("[Bb][Ll][Oo][Cc][Kk][Nn][Aa][Mm][Ee]=") end
+-- The planning base block (nodes) of topology/block, or nil without BlockName= lines: Slurm's
+-- bblock_node_cnt (src/plugins/topology/block/block_record.c, 23.11-26.05): BlockSizes' first
+-- value, else the node count of the first block. A --segment larger than it is refused by 24.11
+-- ("segment (S) > bblock_node_cnt (B) is not supported") and, on 26.05, spans several blocks.
+local function base_block()
+    if GPUTOPO_BLOCK_NODES ~= nil and GPUTOPO_BLOCK_NODES > 0 then return GPUTOPO_BLOCK_NODES end
+    local blocks = group_sizes("[Bb][Ll][Oo][Cc][Kk][Nn][Aa][Mm][Ee]=")
+    if #blocks == 0 then return nil end
+    for _, line in ipairs(topology_lines()) do
+        local first = string.match(line, "^%s*[Bb][Ll][Oo][Cc][Kk][Ss][Ii][Zz][Ee][Ss]=(%d+)")
+        if first then return tonumber(first) end
+    end
+    return blocks[1]
+end
 
--- --segment for a layout: nil when no block topology or no size fits (reason logged).
+-- --segment for a layout: nil when no size fits (and why). Slurm refuses a job whose node count
+-- the segment does not divide, so a job without -N (its count unknown here) gets none.
 local function segment_for(job_desc, sizes, block)
     local gpn = job_desc.ntasks_per_node
-    if gpn == nil or gpn == 0 or gpn >= NO_VAL then gpn = GPUTOPO_GPUS_PER_NODE end
+    if gpn == nil or gpn == 0 or gpn >= NO_VAL16 then gpn = GPUTOPO_GPUS_PER_NODE end
     local unit = math.ceil(sizes.tp * sizes.cp * sizes.ep / gpn)
     if unit > block then
         return nil, string.format("tp*cp*ep = %d GPUs need %d nodes, more than a block's %d",
                                   sizes.tp * sizes.cp * sizes.ep, unit, block)
     end
     local nodes = job_desc.min_nodes
-    local known = nodes ~= nil and nodes ~= 0 and nodes < NO_VAL
+    if nodes == nil or nodes == 0 or nodes >= NO_VAL then
+        return nil, "the job gives no node count (-N), which a segment size must divide"
+    end
     local best = nil
     for s = unit, block, unit do
-        if not known or nodes % s == 0 then best = s end
+        if nodes % s == 0 then best = s end
     end
     if best == nil then
         return nil, string.format("the job's %d nodes are not a multiple of the %d nodes one TP*CP*EP block needs",
                                   nodes, unit)
     end
     return best, nil
+end
+
+-- With topology/block: sets job_desc.segment_size for the layout where this Slurm's
+-- job_submit/lua has the field (26.05+) and the user gave none; logs what it did or why not.
+local function ask_segment(job_desc, value, sizes, block, uid)
+    local prefix = string.format("gputopo: job from uid %d: --gpu-topo=%s", uid, value)
+    if sizes == nil then
+        slurm.log_info("%s: topology/block, no layout (tp=..): no --segment", prefix)
+        return
+    end
+    local seg, why = segment_for(job_desc, sizes, block)
+    local given = job_desc.segment_size
+    if seg == nil then
+        slurm.log_info("%s: no --segment (%s)", prefix, why)
+    elseif given == nil then
+        slurm.log_info("%s: this Slurm's job_submit/lua cannot set --segment (26.05+): submit with --segment=%d " ..
+                       "(blocks of %d nodes) to keep every TP*CP*EP group in one block", prefix, seg, block)
+    elseif given ~= 0 and given < NO_VAL16 then
+        slurm.log_info("%s: keeps the user's --segment=%d", prefix, given)
+    else
+        job_desc.segment_size = seg
+        slurm.log_info("%s -> --segment=%d (blocks of %d nodes)", prefix, seg, block)
+    end
 end
 
 -- As few switches as the job can fit in.
@@ -198,21 +261,10 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
     mark_requeue_asked(job_desc)
     local value = gpu_topo_value(job_desc)
     if value == nil or mode_of(value) ~= "island" then return slurm.SUCCESS end
-    local sizes = layout_of(value)
-    if sizes ~= nil then
-        local block = largest_block()
-        if block ~= nil then
-            local seg, why = segment_for(job_desc, sizes, block)
-            local given = job_desc.segment_size
-            if seg ~= nil and (given == nil or given == 0 or given >= NO_VAL) then
-                job_desc.segment_size = seg
-                slurm.log_info("gputopo: job from uid %d: --gpu-topo=%s -> --segment=%d (blocks of %d nodes)",
-                               submit_uid, value, seg, block)
-            elseif seg == nil then
-                slurm.log_info("gputopo: job from uid %d: --gpu-topo=%s: no --segment (%s)", submit_uid, value, why)
-            end
-            return slurm.SUCCESS
-        end
+    local block = base_block()
+    if block ~= nil then
+        ask_segment(job_desc, value, layout_of(value), block, submit_uid)
+        return slurm.SUCCESS
     end
     if user_set_switches(job_desc) then return slurm.SUCCESS end
     job_desc.req_switch = switches_for(job_desc)

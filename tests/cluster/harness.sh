@@ -30,9 +30,11 @@
 #
 # Exported after cluster_start: SLURM_CONF, CLUSTER_DIR, CLUSTER_BUILD (absolute), CLUSTER_SRC
 # (the source tree), CLUSTER_PLUGIN (gputopo.so), CLUSTER_NODES ("n1 n2 n3 n4"),
-# CLUSTER_CTLD_PORT, PATH unchanged (Slurm's own srun/sbatch/... talk to this cluster via SLURM_CONF).
+# CLUSTER_CTLD_PORT, CLUSTER_TOPOLOGY (tree or block), PATH unchanged (Slurm's own
+# srun/sbatch/... talk to this cluster via SLURM_CONF).
 #
-# The nodes (partition "debug", default; topology/tree: leaf1=n[1-2], leaf2=n[3-4], spine):
+# The nodes (partition "debug", default; topology/tree: leaf1=n[1-2], leaf2=n[3-4], spine;
+#   or topology/block b1=n[1-2], b2=n[3-4], below):
 #   n1  this host: an NCCL-format topology generated at start with this host's real CPUs
 #       (2 NVIDIA GPUs, 2 RDMA NICs mlx5_0/mlx5_1), so real affinity can be checked. gpu:2
 #   n2  OCI BM.GPU.H100.8 NCCL dump, 8x H100, 2 sockets, 224 CPUs. gpu:h100:8
@@ -40,6 +42,11 @@
 #   n4  LLNL Tioga hwloc XML, AMD MI250X (8 GCDs), 128 CPUs.      gpu:mi250x:8
 #   GPU device files are character devices (mknod c 1 3) under $CLUSTER_DIR/dev/<node>/.
 #
+# Topology (GPUTOPO_CLUSTER_TOPOLOGY before cluster_start; exported as CLUSTER_TOPOLOGY):
+#   tree   (default) TopologyPlugin=topology/tree, topology.conf leaf1=n[1-2], leaf2=n[3-4], spine.
+#   block  TopologyPlugin=topology/block (Slurm 23.11+; 22.05 has no such plugin and slurmctld
+#          does not start), topology.conf "BlockName=b1 Nodes=n[1-2]", "BlockName=b2
+#          Nodes=n[3-4]", "BlockSizes=2,4": two NVL72-like racks of 2 nodes, planning base block 2.
 # Extending slurm.conf (before cluster_start): every tests/cluster/conf.d/*.conf, then
 # $GPUTOPO_EXTRA_SLURM_CONF (text), are appended to slurm.conf. In both, @CLUSTER_DIR@,
 # @BUILD@ and @SRC@ are replaced by the run dir, the absolute build dir and the source tree.
@@ -207,8 +214,9 @@ with_timeout() {
 }
 
 job_field() {
-    # A job's own fields come after its name; SubmitLine (26.05) repeats the name at the end.
-    scontrol show job -o "$1" 2>/dev/null | sed 's/ SubmitLine=.*//' | grep -o " $2=[^ ]*" | tail -n 1 | cut -d= -f2-
+    # A job's own fields come after its name; SubmitLine (26.05) repeats the name and the typed
+    # options, up to WorkDir=, which is always next; Comment, SegmentSize, Switches... follow it.
+    scontrol show job -o "$1" 2>/dev/null | sed 's/ SubmitLine=.* WorkDir=/ WorkDir=/' | grep -o " $2=[^ ]*" | tail -n 1 | cut -d= -f2-
 }
 
 wait_lines() {  # FILE N SECONDS: until FILE has N lines (1 after SECONDS)
@@ -433,7 +441,7 @@ SelectType=select/cons_tres
 SlurmdParameters=config_overrides
 SchedulerType=sched/builtin
 GresTypes=gpu
-TopologyPlugin=topology/tree
+TopologyPlugin=topology/$CLUSTER_TOPOLOGY
 JobRequeue=1
 JobSubmitPlugins=lua
 $([ "${CLUSTER_CONFIGLESS:-0}" = 1 ] && echo SlurmctldParameters=enable_configless || echo "PlugStackConfig=$d/etc/plugstack.conf")
@@ -470,11 +478,15 @@ NodeName=n2 Name=gpu Type=h100 File=$d/dev/n2/nvidia[0-7]
 NodeName=n3 Name=gpu Type=h100 File=$d/dev/n3/nvidia[0-3]
 NodeName=n4 Name=gpu Type=mi250x File=$d/dev/n4/renderD[128-135]
 EOF
-    cat > "$d/etc/topology.conf" <<EOF
+    if [ "$CLUSTER_TOPOLOGY" = block ]; then
+        printf '%s\n' "BlockName=b1 Nodes=n[1-2]" "BlockName=b2 Nodes=n[3-4]" "BlockSizes=2,4" > "$d/etc/topology.conf"
+    else
+        cat > "$d/etc/topology.conf" <<EOF
 SwitchName=leaf1 Nodes=n[1-2]
 SwitchName=leaf2 Nodes=n[3-4]
 SwitchName=spine Switches=leaf[1-2]
 EOF
+    fi
     cp "$_harness_src/etc/job_submit.lua" "$d/etc/job_submit.lua"
     if [ -n "${GPUTOPO_FAKE_GPUS_CONF:-}" ]; then
         printf '%s\n' "$GPUTOPO_FAKE_GPUS_CONF" | _harness_subst > "$d/etc/fake_gpus.conf"
@@ -527,7 +539,12 @@ cluster_start() {
     CLUSTER_SRC=$_harness_src
     CLUSTER_NODES="n1 n2 n3 n4"
     CLUSTER_CONFIGLESS=${GPUTOPO_CLUSTER_CONFIGLESS:-0}
-    export CLUSTER_CONFIGLESS
+    CLUSTER_TOPOLOGY=${GPUTOPO_CLUSTER_TOPOLOGY:-tree}
+    case "$CLUSTER_TOPOLOGY" in
+    tree|block) ;;
+    *) echo "harness: GPUTOPO_CLUSTER_TOPOLOGY='$CLUSTER_TOPOLOGY' (expected tree or block)" >&2; return 1 ;;
+    esac
+    export CLUSTER_CONFIGLESS CLUSTER_TOPOLOGY
     CLUSTER_DIR=$(mktemp -d /tmp/gputopo-cluster.XXXXXX) || return 1
     chmod 0755 "$CLUSTER_DIR"
     export CLUSTER_DIR CLUSTER_BUILD CLUSTER_PLUGIN CLUSTER_SRC CLUSTER_NODES

@@ -626,8 +626,11 @@ TEST_CASE("layout: job_submit.lua asks for a --segment that keeps TP*CP*EP block
         std::ofstream topo(d + "/topology.conf");
         topo << "BlockName=rack1 Nodes=gb[001-018]\nBlockName=rack2 Nodes=gb[019-036]\nBlockSizes=18\n";
     }
+    // segment_size = 0: the field as Slurm 26.05's job_submit/lua shows it when the user gave
+    // none; without it (nil), as 23.11-25.11 show every job (no such field there).
     const std::string harness = R"(
-slurm = { SUCCESS = 0, ERROR = -1, log_info = function(...) end }
+local logs = {}
+slurm = { SUCCESS = 0, ERROR = -1, log_info = function(fmt, ...) logs[#logs + 1] = string.format(fmt, ...) end }
 assert(loadfile(")" + d + R"(/job_submit.lua"))()
 local function submit(value, fields)
     local jd = { spank_job_env = { "_SLURM_SPANK_OPTION_gputopo_gpu_topo=" .. value } }
@@ -635,25 +638,31 @@ local function submit(value, fields)
     assert(slurm_job_submit(jd, {}, 1000) == 0)
     return tostring(jd.segment_size) .. "/" .. tostring(jd.req_switch)
 end
-return table.concat({
-    submit("island,tp=8,pp=4", { min_nodes = 36, ntasks_per_node = 4 }),
-    submit("island,tp=8,pp=2", { min_nodes = 20, ntasks_per_node = 4 }),
-    submit("island,tp=8,ep=8,pp=2", { min_nodes = 32, ntasks_per_node = 4 }),
-    submit("island,tp=4,cp=2", { min_nodes = 12 }),
-    submit("island,tp=128", { min_nodes = 64, ntasks_per_node = 4 }),
-    submit("island,tp=8,pp=2", { min_nodes = 7, ntasks_per_node = 4 }),
+local got = table.concat({
+    submit("island,tp=8,pp=4", { min_nodes = 36, ntasks_per_node = 4, segment_size = 0 }),
+    submit("island,tp=8,pp=2", { min_nodes = 20, ntasks_per_node = 4, segment_size = 0 }),
+    submit("island,tp=8,ep=8,pp=2", { min_nodes = 32, ntasks_per_node = 4, segment_size = 0 }),
+    submit("island,tp=4,cp=2", { min_nodes = 12, segment_size = 0 }),
+    submit("island,tp=4,cp=2", { min_nodes = 12, ntasks_per_node = 65534, segment_size = 0 }),
+    submit("island,tp=128", { min_nodes = 64, ntasks_per_node = 4, segment_size = 0 }),
+    submit("island,tp=8,pp=2", { min_nodes = 7, ntasks_per_node = 4, segment_size = 0 }),
+    submit("island,tp=8,pp=2", { min_nodes = 4294967294, ntasks_per_node = 4, segment_size = 0 }),
     submit("island,tp=8,pp=2", { min_nodes = 36, ntasks_per_node = 4, segment_size = 6 }),
-    submit("island,verbose", { min_nodes = 4 }),
-}, " "))";
-    const std::string got = run_lua(harness);
+    submit("island,verbose", { min_nodes = 4, segment_size = 0 }),
+    submit("island,tp=8,pp=4", { min_nodes = 36, ntasks_per_node = 4 }),
+}, " ")
+return got .. "|" .. logs[#logs])";
+    const std::string out = run_lua(harness);
     std::remove((d + "/job_submit.lua").c_str());
     std::remove((d + "/topology.conf").c_str());
     rmdir(dir);
-    if (got.empty()) {
+    if (out.empty()) {
         WARN("liblua5.1.so.0 is not installed: job_submit.lua not run");
         return;
     }
-    // The rule, written independently: the largest S <= 18 (the block) that is a
+    const std::string got = out.substr(0, out.find('|'));
+    const std::string last_log = out.find('|') == std::string::npos ? out : out.substr(out.find('|') + 1);
+    // The rule, written independently: the largest S <= 18 (the base block) that is a
     // multiple of the nodes one tp*cp*ep block needs and divides the job's nodes.
     auto segment = [](uint64_t block_gpus, uint64_t gpn, uint64_t nodes) -> std::string {
         uint64_t unit = (block_gpus + gpn - 1) / gpn;
@@ -661,11 +670,14 @@ return table.concat({
             if (s % unit == 0 && nodes % s == 0) return std::to_string(s);
         return "nil";
     };
+    // GPUTOPO_GPUS_PER_NODE = 4 without --ntasks-per-node (unset or NO_VAL16); no -N (NO_VAL):
+    // no segment; the user's own kept; no layout: nothing (no --switches with blocks either);
+    // a Slurm without segment_size in job_submit/lua: nothing set, the log names the value.
     std::string want = segment(8, 4, 36) + "/nil " + segment(8, 4, 20) + "/nil " + segment(64, 4, 32) + "/nil " +
-                       segment(8, 4, 12) +  // GPUTOPO_GPUS_PER_NODE = 4 without --ntasks-per-node
-                       "/nil nil/nil nil/nil 6/nil nil/1";
+                       segment(8, 4, 12) + "/nil " + segment(8, 4, 12) + "/nil 0/nil 0/nil 0/nil 6/nil 0/nil nil/nil";
     CHECK(got == want);
-    CHECK(want.rfind("18/nil 10/nil 16/nil 12/nil", 0) == 0);  // the rule's answers, for the reader
+    CHECK(want.rfind("18/nil 10/nil 16/nil 12/nil 12/nil", 0) == 0);  // the rule's answers, for the reader
+    CHECK(last_log.find("cannot set --segment (26.05+): submit with --segment=18 (blocks of 18 nodes)") != std::string::npos);
 }
 
 TEST_CASE("layout placement: a model whose pipeline traffic dominates keeps whole pipelines together", "[layout]") {
