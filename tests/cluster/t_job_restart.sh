@@ -17,6 +17,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
+. "$here/job_timing.sh"
 build=${1:-build}
 tap_plan 6
 unset CLUSTER_DIR
@@ -24,15 +25,8 @@ GPUTOPO_CLUSTER_SLURMD_TIMEOUT=10 cluster_start "$build" || { echo "not ok - job
 G=$CLUSTER_BUILD/gputopo
 w=$CLUSTER_DIR/tmp/job-restart.$$
 mkdir -p "$w/a" "$w/b"
-now() { date +%s.%N; }
-sub() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) - float(sys.argv[2])))" "$1" "$2"; }
-le() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= float(sys.argv[2]) else 1)" "$1" "$2"; }
-# latest FILE: the latest timestamp (first field) in FILE; earliest likewise.
-latest() { sort -n "$1" 2>/dev/null | tail -n 1 | cut -d' ' -f1; }
-earliest() { sort -n "$1" 2>/dev/null | head -n 1 | cut -d' ' -f1; }
 field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$1"; }  # field FILE KEY: every line's KEY
 on_node() { grep " node=$2 " "$1" | sed -n 's/.* rank=\([0-9]*\) .*/\1/p'; }  # ranks of FILE on NODE
-events() { cat "$1"/state/gputopo-launch.*.job.jsonl 2>/dev/null; }
 event_time() {  # event_time DIR NAME NTH: the unix time of the NTH (1-based) event NAME
     events "$1" | python3 -c "
 import datetime, json, sys

@@ -23,6 +23,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
+. "$here/job_timing.sh"
 build=${1:-build}
 tap_plan 4
 unset CLUSTER_DIR
@@ -31,11 +32,6 @@ G=$CLUSTER_BUILD/gputopo
 PY=/usr/bin/python3
 w=$CLUSTER_DIR/tmp/job-spares.$$
 mkdir -p "$w/c" "$w/d"
-now() { date +%s.%N; }
-sub() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) - float(sys.argv[2])))" "$1" "$2"; }
-le() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= float(sys.argv[2]) else 1)" "$1" "$2"; }
-latest() { sort -n "$1" 2>/dev/null | tail -n 1 | cut -d' ' -f1; }
-events() { cat "$1"/state/gputopo-launch.*.job.jsonl 2>/dev/null; }
 # ev DIR PYTHON-EXPR: exit 0 when some event e of DIR makes the expression true.
 ev() {
     events "$1" | python3 -c "
