@@ -81,15 +81,26 @@ _harness_need() {
     fi
 }
 
+# _port_free PORT: nothing is bound to PORT (a listener, or a connection's local end:
+# connecting to it would not see the latter, and slurmctld's bind would fail).
 _port_free() {
-    ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+    python3 -c 'import socket, sys
+s = socket.socket()
+try:
+    s.bind(("0.0.0.0", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)' "$1" 2>/dev/null
 }
 
-# Five consecutive free ports from a random base.
+# Five consecutive free ports from a random base below the kernel's ephemeral range
+# (ip_local_port_range), where no client socket of this or another run takes them.
 _pick_ports() {
-    local try base p ok
+    local try base p ok low
+    low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+    case "$low" in '' | *[!0-9]*) low=32768 ;; esac
+    [ "$low" -gt 21000 ] || low=61000
     for try in $(seq 1 50); do
-        base=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        base=$((20000 + (RANDOM * 32768 + RANDOM) % (low - 20005)))
         ok=1
         for p in $(seq "$base" $((base + 4))); do
             _port_free "$p" || { ok=0; break; }
@@ -574,8 +585,9 @@ cluster_start() {
         cluster_start_slurmd "$n" ||
             { flock -u "$_harness_lock"; echo "harness: slurmd $n failed" >&2; cluster_dump_logs; return 1; }
     done
-    for i in $(seq 1 300); do
-        state=$(sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | awk '$2 == "idle"' | wc -l)
+    local deadline=$((SECONDS + 60))  # wall clock: sinfo to a controller that died can take seconds
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        state=$(timeout 10 sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | awk '$2 == "idle"' | wc -l)
         [ "$state" -ge 4 ] && break
         sleep 0.2
     done
