@@ -24,6 +24,62 @@ struct Unit {
     uint32_t start;  // first local position in the domain (relative to Domain::first)
 };
 
+// Stages cut between islands when islands give `give` units in `order`,
+// `stage` units per stage: the stage boundaries that do not fall on an
+// island boundary, plus one per island that starts and ends inside a stage.
+uint64_t stages_cut(const std::vector<uint64_t>& give, const std::vector<size_t>& order, uint64_t stage) {
+    uint64_t pieces = 0, open = 0;
+    for (size_t i : order) {
+        if (give[i] == 0) continue;
+        // pieces of stages this island has a part of
+        const uint64_t first = open, last = open + give[i] - 1;
+        pieces += last / stage - first / stage + 1;
+        open += give[i];
+    }
+    const uint64_t stages = (open + stage - 1) / stage;
+    return pieces - stages;  // each stage's pieces beyond its first
+}
+
+// The order chained stages visit the islands in (`give`: the units each
+// island gives, `stage`: units per stage): step order, or packed so that
+// fewer stages are cut between islands: with up to 8 islands every order (the
+// first with the fewest cuts, so step order on a tie), else greedily: while a
+// stage is open, the island whose units close it exactly (the largest such),
+// else the largest island left. At most 8! * 8 steps, or O(islands^2).
+std::vector<size_t> chain_order(const std::vector<uint64_t>& give, uint64_t stage, bool packed) {
+    std::vector<size_t> order(give.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (!packed || stage == 0) return order;
+    if (give.size() <= 8) {
+        std::vector<size_t> best = order, cur = order;
+        uint64_t least = stages_cut(give, order, stage);
+        while (least > 0 && std::next_permutation(cur.begin(), cur.end())) {
+            const uint64_t c = stages_cut(give, cur, stage);
+            if (c < least) {
+                least = c;
+                best = cur;
+            }
+        }
+        return best;
+    }
+    std::vector<bool> used(give.size(), false);
+    uint64_t open = 0;  // units of the open stage placed so far
+    for (size_t k = 0; k < order.size(); ++k) {
+        const uint64_t need = (stage - open) % stage;
+        size_t pick = give.size(), fallback = give.size();
+        for (size_t i = 0; i < give.size(); ++i) {
+            if (used[i]) continue;
+            if (fallback == give.size() || give[i] > give[fallback]) fallback = i;
+            if (need != 0 && give[i] % stage == need && (pick == give.size() || give[i] > give[pick])) pick = i;
+        }
+        if (pick == give.size()) pick = fallback;
+        used[pick] = true;
+        order[k] = pick;
+        open = (open + give[pick]) % stage;
+    }
+    return order;
+}
+
 }  // namespace
 
 FabricShape parse_nvlink_domain(std::string_view text) {
@@ -89,7 +145,7 @@ std::vector<uint32_t> LayoutPlacement::island_of_rank() const {
 
 LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
                                  const FabricShape& shape, ParallelLayout layout, const ParDim* physical,
-                                 bool chain_stages) {
+                                 bool chain_stages, bool pack_islands) {
     const uint64_t n = step_nodes.count();
     if (n != tasks.nodes())
         throw PlanError("the step's node list has " + std::to_string(n) + " nodes but the tasks per node cover " +
@@ -212,7 +268,9 @@ LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& t
                 total += give[i];
             }
             uint64_t left = total / per * per;
-            for (size_t i = 0; i < islands && left > 0; ++i) {
+            const std::vector<size_t> chain = chain_order(give, per, pack_islands);
+            for (size_t i : chain) {
+                if (left == 0) break;
                 uint64_t need = std::min(give[i], left);
                 left -= need;
                 for (uint64_t k = island_dom_start[i]; k < island_dom_start[i + 1] && need > 0; ++k) {
@@ -353,7 +411,9 @@ LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks
         const ParDim order[kParDims] = {ParDim::TP, rest[0], rest[1], rest[2], rest[3]};
         if (!first) consider(place_with_order(step_nodes, tasks, map, shape, layout, order), best_cost);
         consider(place_with_order(step_nodes, tasks, map, shape, layout, order, true), best_cost);
+        consider(place_with_order(step_nodes, tasks, map, shape, layout, order, true, true), best_cost);
     } while (std::next_permutation(std::begin(rest), std::end(rest)));
+    refine_by_swaps(best, *weights, kRefineBudget);
     return best;
 }
 
