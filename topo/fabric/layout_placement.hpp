@@ -109,7 +109,7 @@ public:
 
     friend uint64_t refine_by_swaps(LayoutPlacement&, const EdgeBytes&, uint64_t);
     friend LayoutPlacement place_with_order(const Hostlist&, const TaskCounts&, const IslandMap&, const FabricShape&,
-                                            ParallelLayout, const ParDim*, bool, bool);
+                                            ParallelLayout, const ParDim*, bool, bool, bool);
 
 private:
     ParallelLayout layout_;
@@ -131,12 +131,16 @@ private:
 // fewest islands first, as above). With the bytes of a model
 // (layout_traffic.hpp; gputopo-launch and gputopo ranks --model), every
 // physical order with tp innermost is placed (at most 24; orders differing only
-// in dimensions of size 1 once), each with stages whole-in-islands-first and
-// chained (place_with_order), and the one moving the fewest bytes across
-// islands is taken, ties to the default (not chained): e.g. whole pipelines together (pp
+// in dimensions of size 1 once), each with stages whole-in-islands-first,
+// chained in step order and chained with the islands packed, each straight
+// and serpentine (place_with_order), and the one moving the fewest bytes across islands is
+// taken, ties to the default (not chained): e.g. whole pipelines together (pp
 // before dp) for models whose pipeline traffic outweighs their gradients, or
-// whole DP rings inside islands where CP/EP groups are cheaper to cut. Cost:
-// at most 24 placements and traffic counts, O(tasks) each.
+// whole DP rings inside islands where CP/EP groups are cheaper to cut; then
+// refine_by_swaps() improves it locally. Cost: at most 120 placements and
+// traffic counts, O(tasks) each (the packed order: at most 8! orders of up to
+// 8 islands, O(islands log islands) above), plus kRefineBudget neighbour
+// visits.
 LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
                              const FabricShape& shape, ParallelLayout layout, const EdgeBytes* weights = nullptr);
 // Local refinement (place_layout runs it on the cheapest candidate when it
@@ -160,9 +164,13 @@ inline constexpr uint64_t kRefineBudget = uint64_t(1) << 21;
 // pack_islands (with chain_stages): the islands are chained not in step order
 // but packed, each next one the island that closes the open stage exactly
 // where one does (else the largest left), so that fewer stages are cut.
+// serpentine: the second-outermost dimension of size > 1 (dp under pp, say)
+// runs backwards in every other slice of the outermost, so that an island
+// holding the end of one stage and the start of the next holds the same dp
+// coordinates of both (their PP edges stay inside) instead of opposite ends.
 LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
                                  const FabricShape& shape, ParallelLayout layout, const ParDim* physical,
-                                 bool chain_stages = false, bool pack_islands = false);
+                                 bool chain_stages = false, bool pack_islands = false, bool serpentine = false);
 
 // The RANK of one task: place_layout() then look itself up (the call a
 // plugin or launcher task makes). Throws PlanError naming the node when it is

@@ -100,11 +100,20 @@ uint64_t refine_by_swaps(LayoutPlacement& p, const EdgeBytes& w, uint64_t budget
                 for (uint64_t o : off) next.push_back(o + k * l.stride(d));
             off.swap(next);
         }
+        // Bases in coordinate order (tp fastest, then cp, ep, dp, pp), not
+        // rank order, so that the draws, and the physical result, do not
+        // depend on the order the framework states.
         std::vector<uint64_t> bases;
-        for (uint64_t r = 0; r < world; ++r) {
+        ParCoords c{};
+        for (uint64_t pos = 0; pos < world; ++pos) {
             bool base = true;
-            for (ParDim d : dims) base = base && (r / l.stride(d)) % l.size(d) == 0;
-            if (base) bases.push_back(r);
+            for (ParDim d : dims) base = base && c[static_cast<size_t>(d)] == 0;
+            if (base) bases.push_back(l.rank_of(c));
+            for (ParDim d : {ParDim::TP, ParDim::CP, ParDim::EP, ParDim::DP, ParDim::PP}) {
+                auto& x = c[static_cast<size_t>(d)];
+                if (++x < l.size(d)) break;
+                x = 0;
+            }
         }
         if (bases.size() < 2) continue;
         Lcg rng;
