@@ -515,10 +515,12 @@ void random_sweep(int configs, uint64_t seed, int detail_row) {
                 over_unsearched);
     std::printf("   target <= 1.2x in every sweep row: %s. The bound bounds each island on its own (its cells' least "
                 "edge boundary, CP+EP and DP+PP apart, Loomis-Whitney over its projections; topo/fabric/"
-                "layout_traffic.hpp), so with many islands it does not see that their cells must fit together; "
+                "layout_traffic.hpp), and each stage on its own (cut inside where no island holds it, its PP edges "
+                "bounded apart), so with many islands it does not see that their cells must fit together; "
                 "where the exact optimum is known it says how far the bound is from reachable. The placement tries "
                 "every physical order with TP innermost, stages whole-first, chained in step order and chained with "
-                "the islands packed, keeps the cheapest and refines it by swaps of whole blocks "
+                "the islands packed, each straight and serpentine, keeps the cheapest and refines it by swaps of "
+                "whole blocks "
                 "(topo/fabric/layout_placement.hpp)\n",
                 over == 0 ? "met" : "NOT MET");
 }
