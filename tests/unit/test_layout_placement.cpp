@@ -810,8 +810,14 @@ TEST_CASE("layout traffic: the bound is not above the optimum over every rank as
                  {"tp=2,dp=3,pp=2", {5, 7}},           {"tp=2,cp=2,dp=3", {5, 7}},
                  {"tp=1,ep=4,dp=3", {5, 4, 3}},        {"tp=1,cp=2,dp=3,pp=2", {5, 4, 3}},
                  {"tp=2,ep=2,pp=3", {3, 5, 4}},        {"tp=1,cp=3,dp=2,pp=2", {7, 5}},
-                 {"tp=1,cp=2,ep=3,dp=2", {9, 3}},      {"tp=1,dp=6,pp=2", {4, 4, 4}}};
-    int positive = 0, exact = 0;
+                 {"tp=1,cp=2,ep=3,dp=2", {9, 3}},      {"tp=1,dp=6,pp=2", {4, 4, 4}},
+                 // no island holds a stage (or a pipeline): the stage term
+                 {"tp=1,cp=2,dp=3,pp=2", {4, 4, 4}},   {"tp=1,dp=5,pp=2", {4, 3, 3}},
+                 {"tp=1,dp=2,pp=5", {4, 3, 3}},        {"tp=1,cp=2,dp=5", {4, 3, 3}},
+                 {"tp=2,dp=3,pp=2", {4, 4, 4}},        {"tp=1,ep=2,dp=3,pp=2", {5, 5, 2}},
+                 {"tp=1,cp=2,dp=3,pp=2", {3, 3, 3, 3}}, {"tp=1,dp=3,pp=4", {3, 3, 3, 3}},
+                 {"tp=1,cp=2,dp=2,pp=3", {3, 3, 3, 3}}};
+    int positive = 0, exact = 0, stages = 0;
     for (const char* mtext : models) {
         const ModelShape m = parse_model_shape(mtext);
         for (const Case& k : cases) {
@@ -831,9 +837,11 @@ TEST_CASE("layout traffic: the bound is not above the optimum over every rank as
             CHECK(relaxed.total() <= best * (1 + 1e-9) + 1e-6);
             positive += b.total() > 0;
             exact += b.total() >= best * (1 - 1e-9);
+            stages += b.stages > std::max({b.separate, b.joint, b.projection, b.split, b.cut}) * (1 + 1e-9);
         }
     }
     CHECK(positive >= 30);
+    CHECK(stages >= 1);  // small layouts: the cut bound is mostly as good (row 34's allocation is not)
     // tp=1,dp=8,pp=2 on 8 + 8: min(8 PP edges, 4 DP edges), in every model.
     CHECK(exact >= 3);
     const ModelShape m = parse_model_shape(models[0]);
@@ -1050,44 +1058,14 @@ TEST_CASE("layout placement: chained stages with the islands packed cut the fewe
     CHECK(b.total() <= placed);
 }
 
-TEST_CASE("layout traffic: the stage bound where no island holds a stage or a pipeline (exhaustive)", "[layout]") {
-    // Islands all smaller than a stage (or a pipeline): every stage is cut
-    // inside. The stage term stays at or below the optimum over every rank
-    // assignment, and in some of these it is the largest term.
-    const char* models[] = {"params=3B,layers=16,hidden=2048,seq=8192,micro-batch=1,micro-batches=8,top-k=2",
-                            "params=50M,layers=8,hidden=8192,seq=32768,micro-batch=1,micro-batches=64,top-k=2",
-                            "params=20B,layers=4,hidden=1024,seq=1024,micro-batch=1,micro-batches=2,top-k=2"};
-    struct Case {
-        const char* layout;
-        std::vector<uint64_t> gpus;
-    } cases[] = {{"tp=1,cp=2,dp=3,pp=2", {4, 4, 4}}, {"tp=1,cp=2,dp=3,pp=2", {5, 4, 3}}, {"tp=1,dp=6,pp=2", {4, 4, 4}},
-                 {"tp=1,dp=5,pp=2", {4, 3, 3}},      {"tp=1,dp=2,pp=5", {4, 3, 3}},      {"tp=1,cp=2,dp=5", {4, 3, 3}},
-                 {"tp=2,dp=3,pp=2", {4, 4, 4}},      {"tp=1,ep=2,dp=3,pp=2", {5, 5, 2}}, {"tp=1,cp=2,dp=3,pp=2", {3, 3, 3, 3}},
-                 {"tp=1,dp=4,pp=3", {3, 3, 3, 3}},   {"tp=1,dp=3,pp=4", {3, 3, 3, 3}},   {"tp=1,cp=2,dp=4", {3, 3, 2}},
-                 {"tp=1,cp=2,dp=6", {5, 5, 2}},      {"tp=1,cp=2,dp=2,pp=3", {3, 3, 3, 3}}};
-    int adds = 0;
-    for (const char* mtext : models) {
-        const ModelShape m = parse_model_shape(mtext);
-        for (const Case& k : cases) {
-            INFO(k.layout << " on " << k.gpus.size() << " islands, model " << mtext);
-            ParallelLayout l = ParallelLayout::parse(k.layout);
-            uint64_t world = 0;
-            for (uint64_t x : k.gpus) world += x;
-            l.resolve(world);
-            const EdgeBytes e = edge_bytes(m, l);
-            const double best = exhaustive_optimum(l, k.gpus, e);
-            const BoundBytes b = lower_bound_bytes(l, k.gpus, e);
-            REQUIRE(best >= 0);
-            CHECK(b.stages <= best * (1 + 1e-9) + 1e-6);
-            CHECK(b.total() <= best * (1 + 1e-9) + 1e-6);
-            adds += b.stages > std::max({b.separate, b.joint, b.projection, b.split, b.cut}) * (1 + 1e-9);
-        }
-    }
-    CHECK(adds >= 1);  // small layouts: the cut bound is mostly as good; row 34's allocation below is not
+TEST_CASE("layout traffic: the stage bound where no island holds a stage", "[layout]") {
+    // (Its check against the optimum over every rank assignment is in the
+    // ragged-islands case above, with the islands smaller than a stage.)
+    const char* model = "params=3B,layers=16,hidden=2048,seq=8192,micro-batch=1,micro-batches=8,top-k=2";
     // tp=1,dp=6,pp=2 on 4 + 4 + 4, DP-heavy model: each stage's ring is cut
     // twice (no island holds 6), the pipelines of 2 fit: 4 DP edges.
     ParallelLayout l = ParallelLayout::parse("tp=1,dp=6,pp=2");
     l.resolve(12);
-    const EdgeBytes e = edge_bytes(parse_model_shape(models[0]), l);
+    const EdgeBytes e = edge_bytes(parse_model_shape(model), l);
     CHECK(lower_bound_bytes(l, {4, 4, 4}, e).stages == Approx(4 * e.dp));
 }
