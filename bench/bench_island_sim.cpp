@@ -70,8 +70,10 @@ std::string name_of(int n) {
 }
 
 const char* bound_term(const BoundBytes& b) {
-    const double top = std::max({b.separate, b.joint, b.projection, b.split, b.cut});
+    const double top = std::max({b.separate, b.joint, b.projection, b.split, b.cut, b.stages});
     if (top <= 0) return b.parts.tp > 0 ? "tp" : "zero";
+    const double others = std::max({b.separate, b.joint, b.projection, b.split, b.cut});
+    if (b.stages > others) return "stages";
     return b.cut >= top ? "cut" : b.split >= top ? "split" : b.projection >= top ? "projection" : b.joint >= top ? "joint" : "separate";
 }
 
@@ -165,15 +167,15 @@ void scenario(const Cluster& c, const FabricShape& shape, const Job& job, double
         print_bytes("Slurm (name order)", a, bound);
         print_bytes("gputopo island order", b, bound);
         print_bytes(placed.pipelines_first() ? "layout placement (pp)" : "gputopo layout placement", p, bound);
-        if (std::max({lb.joint, lb.projection, lb.split, lb.cut}) > lb.separate)
+        if (std::max({lb.joint, lb.projection, lb.split, lb.cut, lb.stages}) > lb.separate)
             std::printf("     %-24s %10.1f %43s %11.1f %9.3fx\n", "lower bound", lb.parts.tp / 1e9,
                         "(CP+EP+PP+DP bounded together)", bound / 1e9, 1.0);
         else
             print_bytes("lower bound", lb.parts, bound);
         std::printf("     bound: TP groups that cannot sit whole in islands %s GB + max(CP, EP, DP, PP bounded apart %s "
-                    "GB, together per island %s GB, by projections %s GB, CP+EP blocks and DP+PP apart %s GB, by cuts %s GB): %s\n",
+                    "GB, together per island %s GB, by projections %s GB, CP+EP blocks and DP+PP apart %s GB, by cuts %s GB, by stages %s GB): %s\n",
                     gb(lb.parts.tp).c_str(), gb(lb.separate).c_str(), gb(lb.joint).c_str(), gb(lb.projection).c_str(),
-                    gb(lb.split).c_str(), gb(lb.cut).c_str(), bound_term(lb));
+                    gb(lb.split).c_str(), gb(lb.cut).c_str(), gb(lb.stages).c_str(), bound_term(lb));
         for (const GroupSpread& g : group_spread(placed))
             if (g.straddling > 0 && (g.dim == ParDim::TP || g.dim == ParDim::CP || g.dim == ParDim::EP))
                 std::printf("     straddling %s groups: %llu of %llu (%s)\n", par_dim_name(g.dim),
@@ -484,10 +486,10 @@ void random_sweep(int configs, uint64_t seed, int detail_row) {
             const CrossBytes& x = r.parts;
             const BoundBytes& b = r.terms;
             std::printf("        placement GB: tp %.3f cp %.3f ep %.3f pp %.3f dp %.3f; bound GB: tp %.3f, separate %.3f "
-                        "(cp %.3f ep %.3f pp %.3f dp %.3f), joint %.3f, projection %.3f, blocks %.3f, split %.3f, cut %.3f\n",
+                        "(cp %.3f ep %.3f pp %.3f dp %.3f), joint %.3f, projection %.3f, blocks %.3f, split %.3f, cut %.3f, stages %.3f\n",
                         x.tp / 1e9, x.cp / 1e9, x.ep / 1e9, x.pp / 1e9, x.dp / 1e9, b.parts.tp / 1e9, b.separate / 1e9,
                         b.parts.cp / 1e9, b.parts.ep / 1e9, b.parts.pp / 1e9, b.parts.dp / 1e9, b.joint / 1e9,
-                        b.projection / 1e9, b.blocks / 1e9, b.split / 1e9, b.cut / 1e9);
+                        b.projection / 1e9, b.blocks / 1e9, b.split / 1e9, b.cut / 1e9, b.stages / 1e9);
             std::printf("        per edge GB: tp %.4g cp %.4g ep pair %.4g pp %.4g dp %.4g\n", r.edges.tp / 1e9,
                         r.edges.cp / 1e9, r.edges.ep_pair / 1e9, r.edges.pp / 1e9, r.edges.dp / 1e9);
         }
@@ -513,9 +515,12 @@ void random_sweep(int configs, uint64_t seed, int detail_row) {
                 over_unsearched);
     std::printf("   target <= 1.2x in every sweep row: %s. The bound bounds each island on its own (its cells' least "
                 "edge boundary, CP+EP and DP+PP apart, Loomis-Whitney over its projections; topo/fabric/"
-                "layout_traffic.hpp), so with many islands it does not see that their cells must fit together; "
+                "layout_traffic.hpp), and each stage on its own (cut inside where no island holds it, its PP edges "
+                "bounded apart), so with many islands it does not see that their cells must fit together; "
                 "where the exact optimum is known it says how far the bound is from reachable. The placement tries "
-                "every physical order with TP innermost, stages whole-first and chained, and keeps the cheapest "
+                "every physical order with TP innermost, stages whole-first, chained in step order and chained with "
+                "the islands packed, each straight and serpentine, keeps the cheapest and refines it by swaps of "
+                "whole blocks "
                 "(topo/fabric/layout_placement.hpp)\n",
                 over == 0 ? "met" : "NOT MET");
 }

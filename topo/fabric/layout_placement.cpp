@@ -1,6 +1,7 @@
 #include "topo/fabric/layout_placement.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "topo/core/errors.hpp"
 #include "topo/fabric/layout_traffic.hpp"
@@ -23,6 +24,93 @@ struct Unit {
     uint64_t dom;    // index into the domain list
     uint32_t start;  // first local position in the domain (relative to Domain::first)
 };
+
+// Stages cut between islands when islands give `give` units in `order`,
+// `stage` units per stage: the stage boundaries that do not fall on an
+// island boundary, plus one per island that starts and ends inside a stage.
+uint64_t stages_cut(const std::vector<uint64_t>& give, const std::vector<size_t>& order, uint64_t stage) {
+    uint64_t pieces = 0, open = 0;
+    for (size_t i : order) {
+        if (give[i] == 0) continue;
+        // pieces of stages this island has a part of
+        const uint64_t first = open, last = open + give[i] - 1;
+        pieces += last / stage - first / stage + 1;
+        open += give[i];
+    }
+    const uint64_t stages = (open + stage - 1) / stage;
+    return pieces - stages;  // each stage's pieces beyond its first
+}
+
+// The order chained stages visit the islands in (`give`: the units each
+// island gives, `stage`: units per stage): step order, or packed so that
+// fewer stages are cut between islands: with up to 8 islands every order (the
+// first with the fewest cuts, so step order on a tie), else greedily: while a
+// stage is open, the island whose units close it exactly (the largest such),
+// else the largest island left. At most 8! * 8 steps, or O(islands log islands).
+// Out of line: inlined, it slowed place_with_order's loops (bench_rank_order).
+[[gnu::noinline]] std::vector<size_t> chain_order(const std::vector<uint64_t>& give, uint64_t stage, bool packed) {
+    std::vector<size_t> order(give.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (!packed || stage == 0) return order;
+    if (give.size() <= 8) {
+        std::vector<size_t> best = order, cur = order;
+        uint64_t least = stages_cut(give, order, stage);
+        while (least > 0 && std::next_permutation(cur.begin(), cur.end())) {
+            const uint64_t c = stages_cut(give, cur, stage);
+            if (c < least) {
+                least = c;
+                best = cur;
+            }
+        }
+        return best;
+    }
+    // Islands largest first (ties: step order), overall and per remainder
+    // mod `stage`; each list is walked once, skipping islands already used.
+    std::vector<size_t> by_size = order;
+    std::stable_sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) { return give[a] > give[b]; });
+    std::map<uint64_t, std::vector<size_t>> by_rest;
+    for (size_t i : by_size) by_rest[give[i] % stage].push_back(i);
+    std::map<uint64_t, size_t> rest_next;
+    std::vector<bool> used(give.size(), false);
+    size_t size_next = 0;
+    uint64_t open = 0;  // units of the open stage placed so far
+    for (size_t k = 0; k < order.size(); ++k) {
+        const uint64_t need = (stage - open) % stage;
+        size_t pick = give.size();
+        auto bucket = need != 0 ? by_rest.find(need) : by_rest.end();
+        if (bucket != by_rest.end()) {
+            size_t& at = rest_next[need];
+            while (at < bucket->second.size() && used[bucket->second[at]]) ++at;
+            if (at < bucket->second.size()) pick = bucket->second[at];
+        }
+        if (pick == give.size()) {
+            while (used[by_size[size_next]]) ++size_next;
+            pick = by_size[size_next];
+        }
+        used[pick] = true;
+        order[k] = pick;
+        open = (open + give[pick]) % stage;
+    }
+    return order;
+}
+
+// Serpentine (place_with_order): the second-outermost physical dimension of
+// size > 1 (not tp) runs backwards where the outermost one's coordinate is
+// odd. Rewrites each rank in place; nothing when fewer than two such
+// dimensions.
+void snake_ranks(std::vector<uint32_t>& rank_of_slot, const ParallelLayout& layout, const ParDim* physical) {
+    int outer = -1, inner = -1;
+    for (int di = kParDims - 1; di >= 1 && inner < 0; --di)
+        if (layout.size(physical[di]) > 1) (outer < 0 ? outer : inner) = di;
+    if (inner < 1) return;
+    const auto o = static_cast<size_t>(physical[outer]), in = static_cast<size_t>(physical[inner]);
+    for (uint32_t& r : rank_of_slot) {
+        ParCoords c = layout.coords_of(r);
+        if (c[o] % 2 == 0) continue;
+        c[in] = layout.size(physical[inner]) - 1 - c[in];
+        r = static_cast<uint32_t>(layout.rank_of(c));
+    }
+}
 
 }  // namespace
 
@@ -89,7 +177,7 @@ std::vector<uint32_t> LayoutPlacement::island_of_rank() const {
 
 LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
                                  const FabricShape& shape, ParallelLayout layout, const ParDim* physical,
-                                 bool chain_stages) {
+                                 bool chain_stages, bool pack_islands, bool serpentine) {
     const uint64_t n = step_nodes.count();
     if (n != tasks.nodes())
         throw PlanError("the step's node list has " + std::to_string(n) + " nodes but the tasks per node cover " +
@@ -212,7 +300,9 @@ LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& t
                 total += give[i];
             }
             uint64_t left = total / per * per;
-            for (size_t i = 0; i < islands && left > 0; ++i) {
+            const std::vector<size_t> chain = chain_order(give, per, pack_islands);
+            for (size_t i : chain) {
+                if (left == 0) break;
                 uint64_t need = std::min(give[i], left);
                 left -= need;
                 for (uint64_t k = island_dom_start[i]; k < island_dom_start[i + 1] && need > 0; ++k) {
@@ -320,6 +410,7 @@ LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& t
             x = 0;
         }
     }
+    if (serpentine) snake_ranks(p.rank_of_slot_, layout, physical);
     return p;
 }
 
@@ -352,8 +443,11 @@ LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks
         tried.push_back(key);
         const ParDim order[kParDims] = {ParDim::TP, rest[0], rest[1], rest[2], rest[3]};
         if (!first) consider(place_with_order(step_nodes, tasks, map, shape, layout, order), best_cost);
-        consider(place_with_order(step_nodes, tasks, map, shape, layout, order, true), best_cost);
+        for (bool packed : {false, true})
+            for (bool snake : {false, true})
+                consider(place_with_order(step_nodes, tasks, map, shape, layout, order, true, packed, snake), best_cost);
     } while (std::next_permutation(std::begin(rest), std::end(rest)));
+    refine_by_swaps(best, *weights, kRefineBudget);
     return best;
 }
 

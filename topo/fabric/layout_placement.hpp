@@ -104,8 +104,12 @@ public:
     // island, see place_with_order().
     bool stages_chained() const { return stages_chained_; }
 
+    // Blocks moved by refine_by_swaps().
+    uint64_t refine_swaps() const { return refine_swaps_; }
+
+    friend uint64_t refine_by_swaps(LayoutPlacement&, const EdgeBytes&, uint64_t);
     friend LayoutPlacement place_with_order(const Hostlist&, const TaskCounts&, const IslandMap&, const FabricShape&,
-                                            ParallelLayout, const ParDim*, bool);
+                                            ParallelLayout, const ParDim*, bool, bool, bool);
 
 private:
     ParallelLayout layout_;
@@ -117,6 +121,7 @@ private:
     std::vector<uint32_t> rank_of_slot_;      // per slot
     bool pipelines_first_ = false;
     bool stages_chained_ = false;
+    uint64_t refine_swaps_ = 0;
 };
 
 // Resolves the layout against the step's task count and places it. Throws
@@ -126,23 +131,46 @@ private:
 // fewest islands first, as above). With the bytes of a model
 // (layout_traffic.hpp; gputopo-launch and gputopo ranks --model), every
 // physical order with tp innermost is placed (at most 24; orders differing only
-// in dimensions of size 1 once), each with stages whole-in-islands-first and
-// chained (place_with_order), and the one moving the fewest bytes across
-// islands is taken, ties to the default (not chained): e.g. whole pipelines together (pp
+// in dimensions of size 1 once), each with stages whole-in-islands-first,
+// chained in step order and chained with the islands packed, each straight
+// and serpentine (place_with_order), and the one moving the fewest bytes across islands is
+// taken, ties to the default (not chained): e.g. whole pipelines together (pp
 // before dp) for models whose pipeline traffic outweighs their gradients, or
-// whole DP rings inside islands where CP/EP groups are cheaper to cut. Cost:
-// at most 24 placements and traffic counts, O(tasks) each.
+// whole DP rings inside islands where CP/EP groups are cheaper to cut; then
+// refine_by_swaps() improves it locally. Cost: at most 120 placements and
+// traffic counts, O(tasks) each (the packed order: at most 8! orders of up to
+// 8 islands, O(islands log islands) above), plus kRefineBudget neighbour
+// visits.
 LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
                              const FabricShape& shape, ParallelLayout layout, const EdgeBytes* weights = nullptr);
+// Local refinement (place_layout runs it on the cheapest candidate when it
+// has a model): pairs of blocks - TP groups, then TP x CP, then TP x CP x EP
+// blocks - drawn by a fixed-seed generator trade their GPUs when that lowers
+// the bytes crossing islands (each block's ranks take the other's GPUs in
+// coordinate order, so a TP group stays in whatever NVLink domain its GPUs
+// are; edges inside a block are unchanged by the swap). The change of a swap
+// is computed from the moved ranks' neighbours only. Stops after `budget`
+// neighbour visits (work independent of the answer, the same on every task);
+// returns the swaps made. Exact: only strict improvements are kept.
+uint64_t refine_by_swaps(LayoutPlacement& p, const EdgeBytes& weights, uint64_t budget);
+inline constexpr uint64_t kRefineBudget = uint64_t(1) << 21;
+
 // chain_stages: the first block size above tp*cp*ep (a stage, or a pipeline
 // replica with pp before dp) is not laid whole-in-an-island first with the
 // rest last, but chained: islands in order give all their whole tp*cp*ep
 // blocks, one after the other, so each island boundary cuts at most one
 // stage, and the stage it cuts sits between the islands' own stages (its
 // pipeline neighbours on both sides of the boundary) instead of at the end.
+// pack_islands (with chain_stages): the islands are chained not in step order
+// but packed, each next one the island that closes the open stage exactly
+// where one does (else the largest left), so that fewer stages are cut.
+// serpentine: the second-outermost dimension of size > 1 (dp under pp, say)
+// runs backwards in every other slice of the outermost, so that an island
+// holding the end of one stage and the start of the next holds the same dp
+// coordinates of both (their PP edges stay inside) instead of opposite ends.
 LayoutPlacement place_with_order(const Hostlist& step_nodes, const TaskCounts& tasks, const IslandMap& map,
                                  const FabricShape& shape, ParallelLayout layout, const ParDim* physical,
-                                 bool chain_stages = false);
+                                 bool chain_stages = false, bool pack_islands = false, bool serpentine = false);
 
 // The RANK of one task: place_layout() then look itself up (the call a
 // plugin or launcher task makes). Throws PlanError naming the node when it is

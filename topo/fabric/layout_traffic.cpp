@@ -165,7 +165,7 @@ std::vector<double> island_egress(const ParallelLayout& l, const std::vector<uin
     return out;
 }
 
-double BoundBytes::total() const { return parts.tp + std::max({separate, joint, projection, split, cut}); }
+double BoundBytes::total() const { return parts.tp + std::max({separate, joint, projection, split, cut, stages}); }
 
 namespace {
 
@@ -566,10 +566,18 @@ std::vector<double> couple_exact(const std::vector<double>& phi, uint64_t k, dou
     return out;
 }
 
-double cut_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e, double exact_work) {
-    const uint64_t T = l.size(ParDim::TP), X = l.size(ParDim::CP) * l.size(ParDim::EP), D = l.size(ParDim::DP),
-                   P = l.size(ParDim::PP);
-    if (X > kMaxBlock) return 0;  // bounded work, as block_bound
+// phi of one lane, both ways round (see above): `a` = block x DP ring x PP
+// path built DP first, `b` PP first, and the slices on the way: `stage` =
+// block x DP ring (the cells of one stage), `pipe` = block x PP path (one
+// pipeline). Empty where the work would pass the budget.
+struct LanePhi {
+    std::vector<double> stage, a, pipe, b;
+};
+
+LanePhi lane_phi(const ParallelLayout& l, const EdgeBytes& e, double exact_work) {
+    const uint64_t X = l.size(ParDim::CP) * l.size(ParDim::EP), D = l.size(ParDim::DP), P = l.size(ParDim::PP);
+    LanePhi out;
+    if (X > kMaxBlock) return out;  // bounded work, as block_bound
     std::vector<double> block(static_cast<size_t>(X + 1), 0);
     for (uint64_t a = 1; a < X; ++a) block[a] = block_cut(a, l, e);
     double budget = exact_work;
@@ -578,10 +586,17 @@ double cut_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const 
         return v.empty() ? couple_relaxed(phi, k, w) : v;
     };
     const double ring = 2;  // round a ring the differences sum to >= 2 (max - min)
-    std::vector<double> a1 = couple(block, D, ring * e.dp, budget);
-    std::vector<double> a = a1.empty() ? a1 : couple(a1, P, e.pp, budget);
-    std::vector<double> b1 = couple(block, P, e.pp, budget);
-    std::vector<double> b = b1.empty() ? b1 : couple(b1, D, ring * e.dp, budget);
+    out.stage = couple(block, D, ring * e.dp, budget);
+    out.a = out.stage.empty() ? out.stage : couple(out.stage, P, e.pp, budget);
+    out.pipe = couple(block, P, e.pp, budget);
+    out.b = out.pipe.empty() ? out.pipe : couple(out.pipe, D, ring * e.dp, budget);
+    return out;
+}
+
+double cut_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const LanePhi& lp) {
+    const uint64_t T = l.size(ParDim::TP);
+    const std::vector<double>& a = lp.a;
+    const std::vector<double>& b = lp.b;
     if (a.empty() && b.empty()) return 0;
     auto phi = [&](uint64_t n) {
         double v = 0;
@@ -652,6 +667,47 @@ double cut_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const 
     return lane * double(T);
 }
 
+// The slice bound (`stages`), per TP lane. The lane's cells of one stage (one
+// pp coordinate: the block x DP ring, phi `stage`) are split among the
+// islands, island i holding c_i of them, at most its cells' upper end
+// cap_i = g_i / T + g_i mod T (the ranges of cut_bound). The stage's own
+// edges (CP, EP, DP) that cross are half the sum over islands of the cut, inside
+// the stage, of the island's part, and a part and the rest of the stage have
+// the same cut, so they are at least
+//   h = 1/2 min over sizes c_1.. in [1, cmax] summing to the stage's cells S
+//       of sum_j max(phi(c_j), phi(S - c_j)),
+// cmax the largest cap_i (sizes may repeat: a relaxation; h = 0 where
+// cmax >= S, a stage whole in one island). Every stage pays h; the PP edges
+// are other edges, bounded apart by the separate term. So the lane pays
+// P h, the job T P h + parts.pp; the same with pipelines (one dp coordinate,
+// phi `pipe`, D of them) and parts.dp; the larger is taken. This sees what
+// cut_bound does not: every stage must be cut when no island holds one, even
+// where the islands' cell counts alone are cheap to cut. Work: S * cmax steps
+// per slice kind, skipped past kSliceWork.
+constexpr double kSliceWork = 1e8;
+
+double slice_bound(const std::vector<uint64_t>& g, uint64_t T, const std::vector<double>& phi, uint64_t slices) {
+    if (phi.size() < 2) return 0;
+    const uint64_t S = phi.size() - 1;
+    uint64_t cmax = 0;
+    for (uint64_t x : g) cmax = std::max(cmax, std::min(S, x / T + x % T));
+    if (cmax >= S || cmax == 0) return 0;
+    if (double(S) * double(cmax) > kSliceWork) return 0;
+    auto psi = [&](uint64_t n) { return std::max(phi[n], phi[S - n]); };
+    std::vector<double> h(static_cast<size_t>(S + 1), 1e300);
+    h[0] = 0;
+    for (uint64_t s = 1; s <= S; ++s)
+        for (uint64_t v = 1; v <= std::min(cmax, s); ++v) h[s] = std::min(h[s], h[s - v] + psi(v));
+    return std::max(0.0, h[S] / 2 * (1 - 1e-12)) * double(slices) * double(T);
+}
+
+double stage_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const LanePhi& lp, const CrossBytes& parts) {
+    const uint64_t T = l.size(ParDim::TP);
+    const double stages = slice_bound(g, T, lp.stage, l.size(ParDim::PP)) + parts.pp;
+    const double pipes = slice_bound(g, T, lp.pipe, l.size(ParDim::DP)) + parts.dp;
+    return std::max(stages, pipes);
+}
+
 }  // namespace
 
 BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e,
@@ -660,7 +716,9 @@ BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t
     b.joint = joint_bound(l, g, e, true);
     b.projection = projection_bound(l, g, e);
     b.blocks = block_bound(l, g, e);
-    b.cut = cut_bound(l, g, e, cut_work);
+    const LanePhi lp = lane_phi(l, e, cut_work);
+    b.cut = cut_bound(l, g, lp);
+    b.stages = stage_bound(l, g, lp, b.parts);
     b.split = std::max(b.parts.cp + b.parts.ep, b.blocks) +
               std::max(b.parts.dp + b.parts.pp, joint_bound(l, g, e, false));
     return b;

@@ -82,7 +82,11 @@ std::vector<double> island_egress(const ParallelLayout& l, const std::vector<uin
 //    by its cell count alone, over the product of the cp x ep block, the DP
 //    ring and the PP path, slice by slice (cut_bound in the .cpp); with two
 //    islands this is close to the optimum;
-//  the largest of the five is used. Every term is a proof written beside its
+//  - by stages (`stages`): where no island holds a whole stage (or a whole
+//    pipeline), every stage is cut inside, at least as cheaply as its cells
+//    split into parts no larger than the largest island allows; the PP (DP)
+//    edges added apart (stage_bound in the .cpp);
+//  the largest of the six is used. Every term is a proof written beside its
 //  code; tests/unit/test_layout_placement.cpp checks the bound against
 //  exhaustive search over small layouts.
 struct BoundBytes {
@@ -93,7 +97,8 @@ struct BoundBytes {
     double blocks = 0;      // CP + EP: cp x ep blocks that islands must cut
     double split = 0;       // max(parts.cp + parts.ep, blocks) + max(parts.dp + parts.pp, joint without CP/EP)
     double cut = 0;         // CP + EP + DP + PP: each island's edge boundary from its size
-    double total() const;  // parts.tp + max(separate, joint, projection, split, cut)
+    double stages = 0;      // CP + EP + DP + PP: every stage (or pipeline) cut where no island holds one
+    double total() const;  // parts.tp + max(separate, joint, projection, split, cut, stages)
 };
 // cut_work: the steps the cut bound's exact knapsacks may take (past it, their
 // convex relaxation); tests pass 0 to check the relaxation.
