@@ -57,6 +57,10 @@
 # _get_system_gpu_list_fake; not shipped in configless mode).
 # GPUTOPO_CLUSTER_SLURMD_TIMEOUT (seconds, before cluster_start; default 300): slurm.conf's
 # SlurmdTimeout, for a test that kills a slurmd and waits for slurmctld to see the node gone.
+# At least 30 (cluster_start refuses less): slurmctld pings nodes in one forwarded message,
+# and the connection to a dead slurmd is retried for min(MessageTimeout, 10) s before the
+# live nodes' answers count, so with SlurmdTimeout 10 a live node pinged with the dead one
+# was declared DOWN too (24.11, the batch host: the job ended).
 # Logs: $CLUSTER_DIR/log/{slurmctld,slurmd-nN,munged}.log (printed by cluster_dump_logs).
 # Two runs in parallel do not clash: own dir, own munged socket and key, own ports.
 #
@@ -466,7 +470,7 @@ InactiveLimit=0
 KillWait=5
 MinJobAge=300
 MailProg=/bin/true
-MessageTimeout=20
+MessageTimeout=$_harness_msg_timeout
 SlurmdTimeout=${GPUTOPO_CLUSTER_SLURMD_TIMEOUT:-300}
 PropagateResourceLimitsExcept=ALL
 NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 1)) CPUs=$ncpu Sockets=1 CoresPerSocket=$ncpu ThreadsPerCore=1 RealMemory=250000 Gres=gpu:2
@@ -555,6 +559,13 @@ cluster_start() {
     tree|block) ;;
     *) echo "harness: GPUTOPO_CLUSTER_TOPOLOGY='$CLUSTER_TOPOLOGY' (expected tree or block)" >&2; return 1 ;;
     esac
+    _harness_msg_timeout=20
+    local sd=${GPUTOPO_CLUSTER_SLURMD_TIMEOUT:-300} retry=$(( _harness_msg_timeout < 10 ? _harness_msg_timeout : 10 ))
+    case "$sd" in ''|*[!0-9]*) echo "harness: GPUTOPO_CLUSTER_SLURMD_TIMEOUT='$sd' (expected seconds)" >&2; return 1 ;; esac
+    if [ "$sd" -lt $(( 3 * retry )) ]; then
+        echo "harness: GPUTOPO_CLUSTER_SLURMD_TIMEOUT=$sd is too short (expected at least $(( 3 * retry ))): slurmctld's ping of a dead slurmd holds the answers of the live nodes pinged with it for min(MessageTimeout=$_harness_msg_timeout, 10) s" >&2
+        return 1
+    fi
     export CLUSTER_CONFIGLESS CLUSTER_TOPOLOGY
     CLUSTER_DIR=$(mktemp -d /tmp/gputopo-cluster.XXXXXX) || return 1
     chmod 0755 "$CLUSTER_DIR"
