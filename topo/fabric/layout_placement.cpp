@@ -96,13 +96,13 @@ uint64_t stages_cut(const std::vector<uint64_t>& give, const std::vector<size_t>
 
 // Serpentine (place_with_order): the second-outermost physical dimension of
 // size > 1 (not tp) runs backwards where the outermost one's coordinate is
-// odd. Rewrites each rank in place; nothing when fewer than two such
-// dimensions.
-void snake_ranks(std::vector<uint32_t>& rank_of_slot, const ParallelLayout& layout, const ParDim* physical) {
+// odd. Rewrites each rank in place; false (nothing done) when fewer than two
+// such dimensions.
+bool snake_ranks(std::vector<uint32_t>& rank_of_slot, const ParallelLayout& layout, const ParDim* physical) {
     int outer = -1, inner = -1;
     for (int di = kParDims - 1; di >= 1 && inner < 0; --di)
         if (layout.size(physical[di]) > 1) (outer < 0 ? outer : inner) = di;
-    if (inner < 1) return;
+    if (inner < 1) return false;
     const auto o = static_cast<size_t>(physical[outer]), in = static_cast<size_t>(physical[inner]);
     for (uint32_t& r : rank_of_slot) {
         ParCoords c = layout.coords_of(r);
@@ -110,6 +110,7 @@ void snake_ranks(std::vector<uint32_t>& rank_of_slot, const ParallelLayout& layo
         c[in] = layout.size(physical[inner]) - 1 - c[in];
         r = static_cast<uint32_t>(layout.rank_of(c));
     }
+    return true;
 }
 
 }  // namespace
@@ -443,9 +444,15 @@ LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks
         tried.push_back(key);
         const ParDim order[kParDims] = {ParDim::TP, rest[0], rest[1], rest[2], rest[3]};
         if (!first) consider(place_with_order(step_nodes, tasks, map, shape, layout, order), best_cost);
-        for (bool packed : {false, true})
-            for (bool snake : {false, true})
-                consider(place_with_order(step_nodes, tasks, map, shape, layout, order, true, packed, snake), best_cost);
+        // The serpentine candidate is the straight one with its ranks rewritten
+        // (snake_ranks), not placed again; none where it would be the same.
+        for (bool packed : {false, true}) {
+            LayoutPlacement straight = place_with_order(step_nodes, tasks, map, shape, layout, order, true, packed);
+            LayoutPlacement snake = straight;
+            const bool differs = snake_ranks(snake.rank_of_slot_, snake.layout_, order);
+            consider(std::move(straight), best_cost);
+            if (differs) consider(std::move(snake), best_cost);
+        }
     } while (std::next_permutation(std::begin(rest), std::end(rest)));
     refine_by_swaps(best, *weights, kRefineBudget);
     return best;

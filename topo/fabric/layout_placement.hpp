@@ -110,6 +110,8 @@ public:
     friend uint64_t refine_by_swaps(LayoutPlacement&, const EdgeBytes&, uint64_t);
     friend LayoutPlacement place_with_order(const Hostlist&, const TaskCounts&, const IslandMap&, const FabricShape&,
                                             ParallelLayout, const ParDim*, bool, bool, bool);
+    friend LayoutPlacement place_layout(const Hostlist&, const TaskCounts&, const IslandMap&, const FabricShape&,
+                                        ParallelLayout, const EdgeBytes*);
 
 private:
     ParallelLayout layout_;
