@@ -54,14 +54,16 @@ ifeq ($(FUZZ),1)
   # in its own directory so it never mixes with the g++ builds.
   override BUILD := build-fuzz
   override CXX := clang++
-  OPT    := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+  # Line tables only (-gline-tables-only, GCC's -g1 below): what a sanitizer's stack trace
+  # prints (function, file:line), a quarter less compile time than full -g.
+  OPT    := -O1 -gline-tables-only -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
             -fno-sanitize-recover=undefined
   SANLD  := -fsanitize=address,undefined
 else ifeq ($(SAN),1)
   # A sanitizer build always lives in its own directory, even with BUILD=... given.
   override BUILD := $(BUILD)-san
   # GCC 12 reports false "maybe-uninitialized" inside <regex>/<functional> under ASan at -O1.
-  OPT    := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+  OPT    := -O1 -g1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined \
             -Wno-maybe-uninitialized
   SANLD  := -fsanitize=address,undefined
 else
