@@ -275,6 +275,21 @@ double exact_search(const ParallelLayout& l, const std::vector<uint64_t>& per_is
     return best;
 }
 
+// The island of each TP group in the placement (group_slots' order), or empty
+// when a group is split or the islands' counts differ from the slots'.
+std::vector<uint32_t> placement_groups(const GroupSlots& g, const std::vector<uint32_t>& placed_island) {
+    std::vector<uint32_t> out;
+    for (const auto& grp : g.groups) {
+        for (uint64_t r : grp)
+            if (placed_island[r] != placed_island[grp.front()]) return {};
+        out.push_back(placed_island[grp.front()]);
+    }
+    std::vector<uint32_t> sorted = out;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != g.where) return {};
+    return out;
+}
+
 // A reference from above for the larger rows over 1.2x (too many TP groups for
 // swap_search's all-pairs passes): simulated annealing over the islands of
 // whole TP groups (islands keep their GPU counts), kAnnealStarts starts of
@@ -319,27 +334,10 @@ double anneal_search(const ParallelLayout& l, const GroupSlots& g, const std::ve
 // the placement is from the best placement found, and bound <= search says how
 // loose the bound is.
 double swap_search(const ParallelLayout& l, const std::vector<uint64_t>& per_island, const EdgeBytes& e,
-                   const std::vector<uint32_t>& placed_island, Lcg& rng, bool anneal = false,
-                   bool anneal_random_only = false) {
+                   const std::vector<uint32_t>& placed_island, Lcg& rng) {
     GroupSlots g = group_slots(l, per_island);
     std::vector<uint32_t> where = g.where, isl(l.world());
-    // The placement's assignment, when its TP groups are whole in islands.
-    std::vector<uint32_t> from_placement;
-    for (const auto& grp : g.groups) {
-        bool whole = true;
-        for (uint64_t r : grp) whole = whole && placed_island[r] == placed_island[grp.front()];
-        if (!whole) {
-            from_placement.clear();
-            break;
-        }
-        from_placement.push_back(placed_island[grp.front()]);
-    }
-    {
-        std::vector<uint32_t> a = from_placement, b = where;
-        std::sort(a.begin(), a.end());
-        if (a != b) from_placement.clear();  // not the same islands' counts
-    }
-    if (anneal) return from_placement.empty() ? -1 : anneal_search(l, g, from_placement, e, rng, anneal_random_only);
+    const std::vector<uint32_t> from_placement = placement_groups(g, placed_island);
     double best = 1e300;
     for (int restart = from_placement.empty() ? 1 : 0; restart < 4; ++restart) {
         if (restart == 0)
@@ -426,12 +424,18 @@ bool sweep_one(Lcg& rng, SweepRow& row) {
         if (assignments(group_slots(l, per_island).where) <= kExactMax) {
             row.exact = exact_search(l, per_island, e);
             Lcg cal{rng.s ^ 0x51ed270b27d3a4f1ull};
-            row.anneal_exact = swap_search(l, per_island, e, isl, cal, true, true);
+            const GroupSlots g = group_slots(l, per_island);
+            const std::vector<uint32_t> from = placement_groups(g, isl);
+            if (!from.empty()) row.anneal_exact = anneal_search(l, g, from, e, cal, true);
         }
     } else if (whole_groups && row.ratio > 1.2) {
         Lcg local{rng.s ^ 0x51ed270b27d3a4f1ull};
-        row.probe = swap_search(l, per_island, e, isl, local, true);
-        row.probe_random = swap_search(l, per_island, e, isl, local, true, true);
+        const GroupSlots g = group_slots(l, per_island);
+        const std::vector<uint32_t> from = placement_groups(g, isl);
+        if (!from.empty()) {
+            row.probe = anneal_search(l, g, from, e, local);
+            row.probe_random = anneal_search(l, g, from, e, local, true);
+        }
     }
     std::string alloc;
     for (uint64_t g : per_island) alloc += (alloc.empty() ? "" : ",") + std::to_string(g / gpn);

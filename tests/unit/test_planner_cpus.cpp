@@ -57,9 +57,9 @@ int brute_force_local(const std::vector<CpuSet>& domains, const std::vector<CpuS
 // The same number by the deficiency form of Hall's theorem: tasks minus the
 // largest |S| - |units local to some task of S| over all task subsets S.
 int hall_local(const std::vector<CpuSet>& domains, const std::vector<CpuSet>& units) {
-    // Tasks with the same domain go together: a subset's deficiency only grows
-    // when it takes every task whose domain it already reaches with, so the
-    // worst subset is a union of whole groups (2^distinct domains, not 2^tasks).
+    // Adding a task whose domain is already in S raises |S| and leaves the
+    // reach alone, so the worst S holds every task of each domain it touches:
+    // 2^(distinct domains) subsets to try, not 2^tasks.
     std::vector<CpuSet> distinct;
     std::vector<int> count;
     for (const auto& d : domains) {
@@ -260,7 +260,7 @@ TEST_CASE("CPU allocation on the real machines with restricted CPUs: every task 
             std::vector<CpuSet> domains;
             for (const auto& g : n.gpus)
                 for (int k = 0; k < per_gpu; ++k) domains.push_back(g.local_cpus);
-            if (domains.size() > 16) continue;  // as before: the cases checked stay the same
+            if (domains.size() > 16) continue;  // the cases checked before hall_local grouped domains
             for (const auto& allowed : restrictions) {
                 const std::vector<CpuSet> cores = gputopo_test::allowed_units(n, allowed, false);
                 if (cores.size() < domains.size()) continue;
