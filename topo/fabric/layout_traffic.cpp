@@ -165,9 +165,98 @@ std::vector<double> island_egress(const ParallelLayout& l, const std::vector<uin
     return out;
 }
 
-double BoundBytes::total() const { return parts.tp + std::max({separate, joint, projection, split, cut, stages}); }
+double BoundBytes::total() const { return parts.tp + std::max({separate, joint, projection, split, cut, stages, ends}); }
 
 namespace {
+
+// The packing bound of one dimension, per TP lane, where every island holds
+// whole TP groups (n_i cells of each lane, exactly). The lane's cells fall
+// into groups of K (DP rings, pipelines, CP rings, EP groups), R of them. Take
+// any placement and the graph joining each island to the groups it holds
+// part of. A group with one island is whole there and costs nothing; take the
+// whole groups away, and each island is left with a multiple of K plus its
+// remainder rho_i = n_i mod K. In each connected part of what remains, with j
+// islands and m groups, the islands' cells fill the m groups exactly, so the
+// islands' remainders sum to a multiple of K (and an island whose remainder
+// is 0 only adds to j and m, as does any group beyond sum rho / K); the part
+// has at least j + m - 1 pieces (island, group) (it is connected) and every
+// group in it at least 2. A ring of k pieces crosses at least k edges
+// (k >= 2), a path at least k - 1, an EP group at least (k - 1) K / 2 pairs
+// (pieces of sizes s summing to K: sum_{a<b} s_a s_b, least with one piece of
+// K - k + 1 and the rest single cells, (k - 1)(K - k / 2) >= (k - 1) K / 2).
+// So a part costs at least
+//   ring: max(j + m - 1, 2 m) edges; path: max(j - 1, m); EP: max(j - 1, m) K / 2,
+// and the lane at least the least sum over partitions of the islands with
+// rho_i > 0 into parts whose remainders sum to a multiple of K, m = that sum
+// / K: exact over every partition for up to kPackExact such islands (O(3^n)),
+// else with parts counted at most min(n / 2, M) (each part has two islands or
+// more, and a group or more), M = sum rho / K.
+enum class GroupKind { Ring, Path, Clique };
+constexpr size_t kPackExact = 12;
+
+double part_cost(GroupKind kind, double j, double m, uint64_t K) {
+    switch (kind) {
+        case GroupKind::Ring: return std::max(j + m - 1, 2 * m);
+        case GroupKind::Path: return std::max(j - 1, m);
+        case GroupKind::Clique: return std::max(j - 1, m) * double(K) / 2;
+    }
+    return 0;
+}
+
+double packing_pieces(const std::vector<uint64_t>& cells, uint64_t K, GroupKind kind) {
+    if (K <= 1) return 0;
+    std::vector<uint64_t> rho;
+    for (uint64_t n : cells)
+        if (n % K) rho.push_back(n % K);
+    const size_t n = rho.size();
+    if (n == 0) return 0;
+    uint64_t total = 0;
+    for (uint64_t r : rho) total += r;
+    if (n > kPackExact) {
+        const double M = double(total / K), parts = std::min(double(n / 2), M);
+        // parts each cost >= their own max(..): summed, >= the max of the sums
+        return std::max(0.0, kind == GroupKind::Ring ? std::max(double(n) + M - parts, 2 * M)
+                                                     : part_cost(kind, double(n) - parts + 1, M, K));
+    }
+    const size_t full = (size_t(1) << n) - 1;
+    std::vector<uint64_t> sum(full + 1, 0);
+    for (size_t s = 1; s <= full; ++s) {
+        size_t low = 0;
+        while (!(s >> low & 1)) ++low;
+        sum[s] = sum[s & (s - 1)] + rho[low];
+    }
+    const double inf = 1e300;
+    std::vector<double> best(full + 1, inf);
+    best[0] = 0;
+    for (size_t s = 1; s <= full; ++s) {
+        if (sum[s] % K) continue;  // only unions of parts are reached
+        const size_t low = s & (~s + 1);
+        for (size_t sub = s; sub; sub = (sub - 1) & s) {  // the part holding the lowest island
+            if (!(sub & low) || sum[sub] % K || best[s ^ sub] >= inf) continue;
+            const double c = part_cost(kind, double(__builtin_popcountll(sub)), double(sum[sub] / K), K) + best[s ^ sub];
+            best[s] = std::min(best[s], c);
+        }
+    }
+    return best[full] < inf ? best[full] : 0;
+}
+
+// parts.{cp, ep, dp, pp} at least their packing bounds (islands of whole TP
+// groups only; the lanes' counts are exact there).
+void add_packing(BoundBytes& b, const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e) {
+    const uint64_t T = l.size(ParDim::TP);
+    std::vector<uint64_t> cells;
+    for (uint64_t x : g) {
+        if (x % T) return;
+        if (x) cells.push_back(x / T);
+    }
+    auto raise = [&](double& part, uint64_t K, GroupKind kind, double w) {
+        part = std::max(part, packing_pieces(cells, K, kind) * w * double(T));
+    };
+    raise(b.parts.cp, l.size(ParDim::CP), GroupKind::Ring, e.cp);
+    raise(b.parts.ep, l.size(ParDim::EP), GroupKind::Clique, e.ep_pair);
+    raise(b.parts.dp, l.size(ParDim::DP), GroupKind::Ring, e.dp);
+    raise(b.parts.pp, l.size(ParDim::PP), GroupKind::Path, e.pp);
+}
 
 BoundBytes separate_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e) {
     const uint64_t T = l.size(ParDim::TP), C = l.size(ParDim::CP), E = l.size(ParDim::EP), D = l.size(ParDim::DP),
@@ -217,6 +306,7 @@ BoundBytes separate_bound(const ParallelLayout& l, const std::vector<uint64_t>& 
     }
     const uint64_t pipelines = world / P;
     if (P > 1) b.parts.pp = over(pipelines, lane_fit(P)) * e.pp;
+    add_packing(b, l, g, e);
     b.separate = b.parts.cp + b.parts.ep + b.parts.dp + b.parts.pp;
     return b;
 }
@@ -708,6 +798,150 @@ double stage_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, cons
     return std::max(stages, pipes);
 }
 
+
+// The ends bound (`ends`), per TP lane: the stages of the lane coupled along
+// the pipeline, with the pipeline's two ends priced. Island i holds c_ip
+// cells of stage p (a slice: the block x DP ring, `stage` phi); the stage's
+// own edges that cross are at least 1/2 sum_i psi(c_ip) (psi(c) =
+// max(phi(c), phi(S - c)), cut_bound's argument inside one stage), and the PP
+// edges between stages p and p + 1 match their cells one to one, so at least
+// sum_i max(0, c_ip - c_i,p+1) = 1/2 sum_i |c_ip - c_i,p+1| of them cross.
+// So the lane crosses at least 1/2 min sum_i F_i(c_i.), F_i(c) = sum_p
+// psi(c_p) + pp * sum_p |c_p - c_p+1|, over integer c with each island's
+// sum_p c_ip its cell count (in [lo_i, hi_i], cut_bound's ranges) and each
+// stage's sum_i c_ip = S. cut_bound bounds each island alone, and then every
+// island may put its cells at a pipeline end (one stage boundary instead of
+// two), although the pipeline has two ends. Here the stage sums are
+// dualised (Lagrange): for any prices mu_p,
+//   min sum_i F_i >= S sum_p mu_p + sum_i min over c_i. of (F_i(c) - sum_p mu_p c_p),
+// each island's minimum a dynamic programme over the stages (state: the
+// stage's cells and the cells so far; the |c_p - c_p+1| step by a distance
+// transform), O(P S hi_i); islands with the same range solve it once. The
+// prices move by subgradient steps (against the stages' excess, mirrored: the
+// problem is symmetric end to end; step pp / sqrt(k), pp being the price of an
+// end's worth per cell), at most kEndsSteps and as many as kEndsWork allows,
+// none (the term 0) where that is under kEndsMinSteps. Every value of the
+// dual is a valid bound; the largest is kept. Deterministic.
+constexpr double kEndsWork = 3e7;
+constexpr int kEndsMinSteps = 8, kEndsSteps = 60;
+
+struct EndsIsland {
+    uint64_t lo = 0, hi = 0;
+    double value = 0;              // min of F - mu.c
+    std::vector<uint64_t> cells;   // its argmin, per stage
+    std::vector<double> f;         // the programme's table, kept between calls
+};
+
+// f[(p * (hi + 1) + s) * (S + 1) + c]: the least F - mu.c over stages 0..p
+// with c cells at p and s in all (s <= hi, c <= min(s, S)).
+void ends_island(EndsIsland& is, const std::vector<double>& psi, const std::vector<double>& mu, double a) {
+    const uint64_t S = psi.size() - 1, P = mu.size(), H = is.hi, W = S + 1, rows = H + 1;
+    const double inf = 1e300;
+    is.f.assign(P * rows * W, inf);
+    double* f = is.f.data();
+    for (uint64_t c = 0; c <= std::min(S, H); ++c) f[c * W + c] = psi[c] - mu[0] * double(c);
+    std::vector<double> g(W), cost(W);
+    for (uint64_t p = 1; p < P; ++p) {
+        const double* prev = f + (p - 1) * rows * W;
+        double* cur = f + p * rows * W;
+        for (uint64_t c = 0; c <= S; ++c) cost[c] = psi[c] - mu[p] * double(c);
+        const uint64_t s_max = std::min(H, p * S);  // cells in stages 0..p-1
+        for (uint64_t s = 0; s <= s_max; ++s) {
+            const double* h = prev + s * W;
+            const uint64_t top = std::min(S, s);  // h[c] is inf above
+            for (uint64_t c = 0; c <= top; ++c) g[c] = h[c];
+            for (uint64_t c = top + 1; c <= S; ++c) g[c] = g[c - 1] + a;
+            for (uint64_t c = 1; c <= top; ++c) g[c] = std::min(g[c], g[c - 1] + a);
+            for (uint64_t c = top; c-- > 0;) g[c] = std::min(g[c], g[c + 1] + a);
+            const uint64_t room = std::min(S, H - s);
+            double* to = cur + s * W;  // row s + c, column c: stride W + 1
+            for (uint64_t c = 0; c <= room; ++c) {
+                const double v = g[c] + cost[c];
+                double& t = to[c * (W + 1)];
+                if (v < t) t = v;
+            }
+        }
+    }
+    // the least end state with the island's count in range, then back
+    double best = inf;
+    uint64_t bs = 0, bc = 0;
+    const double* last = f + (P - 1) * rows * W;
+    for (uint64_t s = is.lo; s <= H; ++s)
+        for (uint64_t c = 0; c <= std::min(S, s); ++c)
+            if (last[s * W + c] < best) {
+                best = last[s * W + c];
+                bs = s;
+                bc = c;
+            }
+    is.value = best;
+    is.cells.assign(P, 0);
+    is.cells[P - 1] = bc;
+    for (uint64_t p = P - 1; p > 0; --p) {
+        const uint64_t s = bs - bc;
+        const double* prev = f + (p - 1) * rows * W + s * W;
+        uint64_t from = 0;
+        double least = inf;
+        for (uint64_t c = 0; c <= std::min(S, s); ++c) {
+            const double v = prev[c] + a * double(c > bc ? c - bc : bc - c);
+            if (v < least) {
+                least = v;
+                from = c;
+            }
+        }
+        bs = s;
+        bc = from;
+        is.cells[p - 1] = bc;
+    }
+}
+
+double ends_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const LanePhi& lp, const EdgeBytes& e) {
+    const uint64_t T = l.size(ParDim::TP), P = l.size(ParDim::PP);
+    if (P < 2 || lp.stage.size() < 2) return 0;
+    const uint64_t S = lp.stage.size() - 1, N = S * P;
+    std::vector<double> psi(S + 1);
+    for (uint64_t c = 0; c <= S; ++c) psi[c] = std::max(lp.stage[c], lp.stage[S - c]);
+    // islands with equal ranges solve the same programme: one each
+    std::vector<EndsIsland> kinds;
+    std::vector<uint64_t> count;
+    double work = 0;
+    for (uint64_t x : g) {
+        if (x == 0) continue;
+        const uint64_t lo = std::min(N, x / T), hi = std::min(N, x / T + x % T);
+        size_t k = 0;
+        while (k < kinds.size() && (kinds[k].lo != lo || kinds[k].hi != hi)) ++k;
+        if (k == kinds.size()) {
+            kinds.push_back({lo, hi, 0, {}, {}});
+            count.push_back(0);
+            work += double(P) * double(S + 1) * double(hi + 1);
+        }
+        ++count[k];
+    }
+    if (work * kEndsMinSteps > kEndsWork) return 0;
+    const int steps = int(std::min<double>(kEndsSteps, kEndsWork / work));
+    std::vector<double> mu(P, 0.0), excess(P);
+    double best = 0;
+    const double step0 = e.pp;  // a price of one PP edge per cell: the scale of an end's worth
+    for (int it = 0; it < steps; ++it) {
+        double v = 0;
+        for (double m : mu) v += m * double(S);
+        std::fill(excess.begin(), excess.end(), -double(S));
+        for (size_t k = 0; k < kinds.size(); ++k) {
+            ends_island(kinds[k], psi, mu, e.pp);
+            v += double(count[k]) * kinds[k].value;
+            for (uint64_t p = 0; p < P; ++p) excess[p] += double(count[k]) * double(kinds[k].cells[p]);
+        }
+        best = std::max(best, v);
+        double norm = 0;
+        for (uint64_t p = 0; p < P; ++p) norm = std::max(norm, std::fabs(excess[p] + excess[P - 1 - p]) / 2);
+        if (norm <= 0) break;  // the islands' choices fit the stages: the dual's optimum
+        const double t = step0 / std::sqrt(double(it + 1));
+        std::vector<double> next(mu);
+        for (uint64_t p = 0; p < P; ++p) next[p] -= t * (excess[p] + excess[P - 1 - p]) / 2 / norm;
+        mu.swap(next);
+    }
+    return std::max(0.0, best / 2 * (1 - 1e-12)) * double(T);
+}
+
 }  // namespace
 
 BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e,
@@ -719,6 +953,7 @@ BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t
     const LanePhi lp = lane_phi(l, e, cut_work);
     b.cut = cut_bound(l, g, lp);
     b.stages = stage_bound(l, g, lp, b.parts);
+    b.ends = ends_bound(l, g, lp, e);
     b.split = std::max(b.parts.cp + b.parts.ep, b.blocks) +
               std::max(b.parts.dp + b.parts.pp, joint_bound(l, g, e, false));
     return b;

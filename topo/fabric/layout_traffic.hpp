@@ -63,7 +63,12 @@ std::vector<double> island_egress(const ParallelLayout& l, const std::vector<uin
 //    g_i mod T ranks of one TP lane (the ranks with one tp coordinate); CP and
 //    EP groups beyond those that fit whole in the caps cross >= 2 ring edges
 //    (K - 1 pairs for EP), a DP ring spans at least k_min islands (the fewest
-//    caps holding D), a pipeline that does not fit crosses once;
+//    caps holding D), a pipeline that does not fit crosses once; and, where
+//    every island holds whole TP groups, each dimension's packing: the
+//    islands' cells mod the group size must fill whole groups together, so
+//    the groups they share have at least (islands + groups - parts) pieces
+//    (packing_pieces in the .cpp: DP rings of 26 on islands of 16 and 12
+//    cells cannot pair up exactly, and cost that);
 //  - together (`joint`): CP/EP, DP and PP of one island bounded at once, since
 //    keeping one group whole spreads the others (see joint_bound in the .cpp);
 //  - by projections (`projection`): an island's cells of one lane, a set of
@@ -86,7 +91,11 @@ std::vector<double> island_egress(const ParallelLayout& l, const std::vector<uin
 //    pipeline), every stage is cut inside, at least as cheaply as its cells
 //    split into parts no larger than the largest island allows; the PP (DP)
 //    edges added apart (stage_bound in the .cpp);
-//  the largest of the six is used. Every term is a proof written beside its
+//  - by ends (`ends`): the stages coupled along the pipeline, each island's
+//    cells stage by stage a dynamic programme, the stages' sizes priced by
+//    Lagrange multipliers: the other terms let every island sit at a
+//    pipeline end, and a pipeline has two (ends_bound in the .cpp);
+//  the largest of the seven is used. Every term is a proof written beside its
 //  code; tests/unit/test_layout_placement.cpp checks the bound against
 //  exhaustive search over small layouts.
 struct BoundBytes {
@@ -98,7 +107,8 @@ struct BoundBytes {
     double split = 0;       // max(parts.cp + parts.ep, blocks) + max(parts.dp + parts.pp, joint without CP/EP)
     double cut = 0;         // CP + EP + DP + PP: each island's edge boundary from its size
     double stages = 0;      // CP + EP + DP + PP: every stage (or pipeline) cut where no island holds one
-    double total() const;  // parts.tp + max(separate, joint, projection, split, cut, stages)
+    double ends = 0;        // CP + EP + DP + PP: stages coupled along the pipeline, its two ends priced
+    double total() const;  // parts.tp + max(separate, joint, projection, split, cut, stages, ends)
 };
 // cut_work: the steps the cut bound's exact knapsacks may take (past it, their
 // convex relaxation); tests pass 0 to check the relaxation.
