@@ -454,7 +454,18 @@ LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks
             if (differs) consider(std::move(snake), best_cost);
         }
     } while (std::next_permutation(std::begin(rest), std::end(rest)));
+    // The cheapest tiled candidate, if one moves fewer bytes; both refined
+    // (a refined candidate can beat a refined cheaper one), the cheaper kept.
+    LayoutPlacement tiled = best;
+    double tiled_cost = best_cost;
+    const bool has_tiled = best_tiled(tiled, *weights, tiled_cost, kTileBudget);
     refine_by_swaps(best, *weights, kRefineBudget);
+    if (has_tiled) {
+        refine_by_swaps(tiled, *weights, kRefineBudget);
+        if (crossing_bytes(l, tiled.island_of_rank(), *weights).total() <
+            crossing_bytes(l, best.island_of_rank(), *weights).total())
+            return tiled;
+    }
     return best;
 }
 

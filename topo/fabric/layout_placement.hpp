@@ -107,7 +107,11 @@ public:
     // Blocks moved by refine_by_swaps().
     uint64_t refine_swaps() const { return refine_swaps_; }
 
+    // The TP groups were dealt to the islands again tile by tile, see best_tiled().
+    bool tiled() const { return tiled_; }
+
     friend uint64_t refine_by_swaps(LayoutPlacement&, const EdgeBytes&, uint64_t);
+    friend bool best_tiled(LayoutPlacement&, const EdgeBytes&, double&, uint64_t);
     friend LayoutPlacement place_with_order(const Hostlist&, const TaskCounts&, const IslandMap&, const FabricShape&,
                                             ParallelLayout, const ParDim*, bool, bool, bool);
     friend LayoutPlacement place_layout(const Hostlist&, const TaskCounts&, const IslandMap&, const FabricShape&,
@@ -123,6 +127,7 @@ private:
     std::vector<uint32_t> rank_of_slot_;      // per slot
     bool pipelines_first_ = false;
     bool stages_chained_ = false;
+    bool tiled_ = false;
     uint64_t refine_swaps_ = 0;
 };
 
@@ -156,6 +161,25 @@ LayoutPlacement place_layout(const Hostlist& step_nodes, const TaskCounts& tasks
 // returns the swaps made. Exact: only strict improvements are kept.
 uint64_t refine_by_swaps(LayoutPlacement& p, const EdgeBytes& weights, uint64_t budget);
 inline constexpr uint64_t kRefineBudget = uint64_t(1) << 21;
+
+// Tiled candidates (place_layout runs them on the cheapest placement when it
+// has a model): where `p` keeps every TP group inside one island, the TP
+// groups are dealt to the islands again along a path through the grid of
+// their (cp, ep, dp, pp) coordinates. The DP ring is cut into kd arcs and the
+// pipeline into kp runs of stages (kd * kp at most twice the islands, the
+// counts whose tile boundaries alone cut the fewest bytes first); the path
+// visits the tiles in serpentine order and each tile's cells in serpentine
+// order, for every order of the dimensions; the islands, in step order and
+// largest first, take consecutive runs of the path, each as many TP groups as
+// it held. So an island can hold a block of stages x replicas (half the
+// pipeline of a third of the replicas, say) where every candidate above holds
+// whole stages or whole pipelines. Each island's TP groups keep their slot
+// sets (their NVLink domains), cells in coordinate order taking them in slot
+// order. Replaces `p` with the cheapest candidate when it moves fewer bytes
+// than `best_cost` (updated) and says so. Work: candidates are evaluated
+// while their count times (tasks x dimensions) stays under `budget`.
+bool best_tiled(LayoutPlacement& p, const EdgeBytes& weights, double& best_cost, uint64_t budget);
+inline constexpr uint64_t kTileBudget = uint64_t(1) << 20;
 
 // chain_stages: the first block size above tp*cp*ep (a stage, or a pipeline
 // replica with pp before dp) is not laid whole-in-an-island first with the
