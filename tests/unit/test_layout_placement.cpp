@@ -1133,6 +1133,24 @@ TEST_CASE("layout traffic: the ends and packing terms are below the optimum and 
         CHECK(b.total() > lower_bound_bytes(l, {4, 4, 3, 3}, e).total());  // 4 + 3 fill a ring: 4 pieces
         CHECK(best == Approx(5 + 7 * e.pp).epsilon(0.01));
     }
+    SECTION("ragged islands: a lane holds at most one cell of each straddling TP group") {
+        // tp=4,ep=2,pp=2 on 1 + 4 + 11 GPUs: two TP groups whole (one in each
+        // of the larger islands), two straddle. Island 1 has a cell in one
+        // lane only, never 1 in every lane, and the 11-GPU island's 3 extra
+        // cells are spread over 3 lanes at most 2 a lane, not 3 in one.
+        ParallelLayout l = ParallelLayout::parse("tp=4,ep=2,pp=2");
+        l.resolve(16);
+        EdgeBytes e;
+        e.tp = 3;
+        e.ep_pair = 1;
+        e.pp = 1;
+        const std::vector<uint64_t> gpus{1, 4, 11};
+        const BoundBytes b = lower_bound_bytes(l, gpus, e);
+        const double best = exhaustive_optimum(l, gpus, e);
+        CHECK(b.total() <= best * (1 + 1e-9));
+        CHECK(b.total() == Approx(15));  // 10 with every lane allowed g mod T extra cells
+        CHECK(best == Approx(15));
+    }
     SECTION("packing: every part of two islands or more (the relaxation past kPackExact islands)") {
         // 20 islands of 3 cells, rings of 4: parts of 4 islands (3 rings) cost
         // 6 pieces each at best, 5 parts: 30; the relaxation counts at most 10

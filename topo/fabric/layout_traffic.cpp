@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <tuple>
 
 #include "topo/core/errors.hpp"
 
@@ -169,6 +170,64 @@ double BoundBytes::total() const { return parts.tp + std::max({separate, joint, 
 
 namespace {
 
+// Lanes of a ragged island. The bound speaks for placements with the fewest
+// straddling TP groups: island i holds floor(g_i / T) whole TP groups, and its
+// g_i mod T other GPUs belong to the S = world / T - sum floor(g_i / T)
+// groups that straddle. A straddling group has one cell in each TP lane (the
+// ranks with one tp coordinate), so in lane t island i holds lo = floor(g_i /
+// T) cells plus e_t in [0, min(g_i mod T, S)] of straddling groups, and over
+// the T lanes the e_t add up to g_i mod T (each such GPU is one lane's cell).
+// A term that bounds each lane by a sum over islands of cost_i(cells) is
+// bounded over the lanes by the sum over islands of over_lanes(cost_i).
+struct Lanes {
+    uint64_t lo = 0, extra = 0, cap = 0;  // cells in every lane; extra cells over the lanes; at most per lane
+};
+
+uint64_t straddling_groups(const std::vector<uint64_t>& g, uint64_t T) {
+    uint64_t whole = 0, world = 0;
+    for (uint64_t x : g) {
+        whole += x / T;
+        world += x;
+    }
+    return world / T > whole ? world / T - whole : 0;
+}
+
+Lanes lanes_of(uint64_t x, uint64_t T, uint64_t S) { return {x / T, x % T, std::min(x % T, S)}; }
+
+// The least sum over the T lanes of cost(lo + e_t), e_t in [0, cap] adding
+// up to extra; `count`, when given, gets how many lanes take each e.
+// O(T extra cap).
+template <class F>
+double over_lanes(uint64_t T, const Lanes& r, F&& cost, std::vector<uint64_t>* count = nullptr) {
+    const uint64_t cap = std::min(r.cap, r.extra);
+    std::vector<double> c(static_cast<size_t>(cap + 1));
+    for (uint64_t k = 0; k <= cap; ++k) c[k] = cost(r.lo + k);
+    if (count) count->assign(static_cast<size_t>(cap + 1), 0);
+    if (r.extra == 0) {
+        if (count) (*count)[0] = T;
+        return double(T) * c[0];
+    }
+    const double inf = 1e300;
+    // best[t][j]: the least over lanes 0..t-1 with j extra cells among them
+    std::vector<std::vector<double>> best(static_cast<size_t>(T + 1), std::vector<double>(static_cast<size_t>(r.extra + 1), inf));
+    best[0][0] = 0;
+    for (uint64_t t = 0; t < T; ++t)
+        for (uint64_t j = 0; j <= r.extra; ++j) {
+            if (best[t][j] >= inf) continue;
+            for (uint64_t k = 0; k <= cap && j + k <= r.extra; ++k)
+                best[t + 1][j + k] = std::min(best[t + 1][j + k], best[t][j] + c[k]);
+        }
+    if (count)
+        for (uint64_t t = T, j = r.extra; t > 0; --t)
+            for (uint64_t k = 0; k <= cap && k <= j; ++k)
+                if (best[t - 1][j - k] < inf && best[t - 1][j - k] + c[k] <= best[t][j] * (1 + 1e-12) + 1e-300) {
+                    ++(*count)[k];
+                    j -= k;
+                    break;
+                }
+    return best[T][r.extra];
+}
+
 // The packing bound of one dimension, per TP lane, where every island holds
 // whole TP groups (n_i cells of each lane, exactly). The lane's cells fall
 // into groups of K (DP rings, pipelines, CP rings, EP groups), R of them. Take
@@ -268,10 +327,11 @@ BoundBytes separate_bound(const ParallelLayout& l, const std::vector<uint64_t>& 
     };
     auto over = [](uint64_t a, uint64_t b) { return a > b ? double(a - b) : 0.0; };
     // Cells of one TP lane (the ranks with one tp coordinate) island i can
-    // hold: its whole TP groups plus one per GPU left over (straddling groups
-    // may give one lane more of an island than another).
+    // hold: its whole TP groups plus one per straddling group it has GPUs of
+    // (Lanes).
+    const uint64_t S = straddling_groups(g, T);
     std::vector<uint64_t> cap;
-    for (uint64_t x : g) cap.push_back(x / T + x % T);
+    for (uint64_t x : g) cap.push_back(x / T + std::min(x % T, S));
     // Groups of K cells of one lane that can sit whole in islands, all lanes.
     auto lane_fit = [&](uint64_t k) {
         uint64_t n = 0;
@@ -383,20 +443,22 @@ double island_joint_cost(double n, const ParallelLayout& l, const EdgeBytes& e, 
 
 double joint_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e, bool with_inner) {
     const uint64_t T = l.size(ParDim::TP), X = l.size(ParDim::CP) * l.size(ParDim::EP), D = l.size(ParDim::DP);
-    double lane = 0;
+    const uint64_t S = straddling_groups(g, T);
+    double total = 0;
     for (uint64_t x : g) {
         if (x / T == 0 && x % T == 0) continue;
         if (x % T > 64) continue;  // bounded work: such an island counts 0 (every term is >= 0)
-        double best = -1;
-        for (uint64_t n = x / T; n <= x / T + x % T; ++n) {
-            const double v = island_joint_cost(double(n), l, e, with_inner);
-            if (v < 0 && n > 0) return 0;  // too large to enumerate
-            if (v >= 0 && (best < 0 || v < best)) best = v;
+        const Lanes r = lanes_of(x, T, S);
+        std::vector<double> v;
+        for (uint64_t n = r.lo; n <= r.lo + r.cap; ++n) {
+            v.push_back(island_joint_cost(double(n), l, e, with_inner));
+            if (v.back() < 0 && n > 0) return 0;  // too large to enumerate
+            v.back() = std::max(0.0, v.back());
         }
-        lane += std::max(0.0, best);
+        total += over_lanes(T, r, [&](uint64_t n) { return v[n - r.lo]; });
     }
-    lane -= e.pp * double(X) * double(D);
-    return std::max(0.0, lane * double(T));
+    total -= e.pp * double(X) * double(D) * double(T);
+    return std::max(0.0, total);
 }
 
 // The split bound: CP + EP and DP + PP bounded apart (their edges are
@@ -458,18 +520,16 @@ double block_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, cons
         beta[a] = block_cut(a, l, e);
         if (beta1 < 0 || beta[a] < beta1) beta1 = beta[a];
     }
-    double lane = 0;
+    const uint64_t S = straddling_groups(g, T);
+    double total = 0;
     for (uint64_t x : g) {
         if (x % T > 64) continue;
-        double best = -1;
-        for (uint64_t n = x / T; n <= x / T + x % T; ++n) {
+        total += over_lanes(T, lanes_of(x, T, S), [&](uint64_t n) {
             const uint64_t r = n % X;
-            const double v = r == 0 ? 0.0 : std::min(beta[r], 2 * beta1);
-            if (best < 0 || v < best) best = v;
-        }
-        lane += best;
+            return r == 0 ? 0.0 : std::min(beta[r], 2 * beta1);
+        });
     }
-    return lane / 2 * double(T);
+    return total / 2;
 }
 
 // The projection bound, per TP lane, for the same placements as joint_bound.
@@ -540,18 +600,14 @@ double projection_bound(const ParallelLayout& l, const std::vector<uint64_t>& g,
         if (it != memo.end()) return it->second;
         return memo[n] = island_projection_cost(double(n), l, e);
     };
-    double lane = 0;
+    const uint64_t S = straddling_groups(g, T);
+    double total = 0;
     for (uint64_t x : g) {
         if (x % T > 64) continue;  // bounded work: such an island counts 0 (every term is >= 0)
-        double best = -1;
-        for (uint64_t n = x / T; n <= x / T + x % T; ++n) {
-            const double v = cost(n);
-            if (best < 0 || v < best) best = v;
-        }
-        lane += best;
+        total += over_lanes(T, lanes_of(x, T, S), cost);
     }
-    lane -= e.pp * pipelines;
-    return std::max(0.0, lane * double(T));
+    total -= e.pp * pipelines * double(T);
+    return std::max(0.0, total);
 }
 
 // The cut bound, per TP lane (same placements as joint_bound). Every
@@ -696,38 +752,43 @@ double cut_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const 
     };
     // A set and its complement have the same cut: psi(n) = max(phi(n), phi(N - n)).
     const uint64_t N = l.world() / T;
-    auto psi = [&](uint64_t lo, uint64_t hi) {  // least psi(n) over n in [lo, hi]
-        double best = -1;
-        for (uint64_t n = lo; n <= hi && n <= N; ++n) {
-            const double v = std::max(phi(n), phi(N - n));
-            if (best < 0 || v < best) best = v;
-        }
-        return std::max(0.0, best);
-    };
+    auto psi = [&](uint64_t n) { return n <= N ? std::max(phi(n), phi(N - n)) : 0.0; };
     // Islands grouped: merging the islands of each group into one drops
     // edges (an edge crossing between groups crosses between islands), so a
     // lane crosses at least 1/2 sum over groups of psi(cells of the group),
     // for every partition of the islands. Every partition is tried for up to
     // 9 islands (at most 21,147), else the islands one by one and each island
-    // against the rest. A group's cells lie in the sum of its islands' ranges.
-    std::vector<std::pair<uint64_t, uint64_t>> range;
+    // against the rest. A group's cells in a lane: the sum of its islands'
+    // (Lanes), at most S straddling cells more than their whole groups; summed
+    // over the lanes (over_lanes, memoised by the group's lanes).
+    const uint64_t S = straddling_groups(g, T);
+    std::vector<Lanes> range;
     for (uint64_t x : g) {
         if (x == 0) continue;
         if (x % T > 64) return 0;  // bounded work
-        range.push_back({x / T, x / T + x % T});
+        range.push_back(lanes_of(x, T, S));
     }
     const size_t k = range.size();
+    std::map<std::tuple<uint64_t, uint64_t, uint64_t>, double> memo;
     auto value = [&](const std::vector<uint32_t>& group_of, uint32_t groups) {
-        std::vector<std::pair<uint64_t, uint64_t>> sum(groups, {0, 0});
+        std::vector<Lanes> sum(groups);
         for (size_t i = 0; i < k; ++i) {
-            sum[group_of[i]].first += range[i].first;
-            sum[group_of[i]].second += range[i].second;
+            Lanes& to = sum[group_of[i]];
+            to.lo += range[i].lo;
+            to.extra += range[i].extra;
+            to.cap += range[i].cap;
         }
         double v = 0;
-        for (const auto& r : sum) v += psi(r.first, r.second);
+        for (Lanes& r : sum) {
+            r.cap = std::min(r.cap, S);
+            const auto key = std::make_tuple(r.lo, r.extra, r.cap);
+            auto it = memo.find(key);
+            if (it == memo.end()) it = memo.emplace(key, over_lanes(T, r, psi)).first;
+            v += it->second;
+        }
         return v / 2;
     };
-    double lane = 0;
+    double total = 0;
     std::vector<uint32_t> rgs(k, 0);  // restricted growth string: island -> group
     if (k <= 9) {
         std::vector<uint32_t> top(k, 1);  // top[i] = max(rgs[0..i-1]) + 1 (i >= 1)
@@ -735,7 +796,7 @@ double cut_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const 
         while (true) {
             uint32_t groups = 0;
             for (uint32_t x : rgs) groups = std::max(groups, x + 1);
-            lane = std::max(lane, value(rgs, groups));
+            total = std::max(total, value(rgs, groups));
             size_t i = k;  // next string: the last position that can grow
             while (i-- > 1 && rgs[i] >= top[i]) {}
             if (i == 0 || k < 2) break;
@@ -747,20 +808,20 @@ double cut_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const 
         }
     } else {
         for (size_t i = 0; i < k; ++i) rgs[i] = uint32_t(i);
-        lane = value(rgs, uint32_t(k));
+        total = value(rgs, uint32_t(k));
         for (size_t i = 0; i < k; ++i) {
             std::vector<uint32_t> two(k, 0);
             two[i] = 1;
-            lane = std::max(lane, value(two, 2));
+            total = std::max(total, value(two, 2));
         }
     }
-    return lane * double(T);
+    return total;
 }
 
 // The slice bound (`stages`), per TP lane. The lane's cells of one stage (one
 // pp coordinate: the block x DP ring, phi `stage`) are split among the
 // islands, island i holding c_i of them, at most its cells' upper end
-// cap_i = g_i / T + g_i mod T (the ranges of cut_bound). The stage's own
+// cap_i = g_i / T + min(g_i mod T, S) (Lanes). The stage's own
 // edges (CP, EP, DP) that cross are half the sum over islands of the cut, inside
 // the stage, of the island's part, and a part and the rest of the stage have
 // the same cut, so they are at least
@@ -780,7 +841,8 @@ double slice_bound(const std::vector<uint64_t>& g, uint64_t T, const std::vector
     if (phi.size() < 2) return 0;
     const uint64_t S = phi.size() - 1;
     uint64_t cmax = 0;
-    for (uint64_t x : g) cmax = std::max(cmax, std::min(S, x / T + x % T));
+    const uint64_t straddling = straddling_groups(g, T);
+    for (uint64_t x : g) cmax = std::max(cmax, std::min(S, x / T + std::min(x % T, straddling)));
     if (cmax >= S || cmax == 0) return 0;
     if (double(S) * double(cmax) > kSliceWork) return 0;
     auto psi = [&](uint64_t n) { return std::max(phi[n], phi[S - n]); };
@@ -808,8 +870,8 @@ double stage_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, cons
 // sum_i max(0, c_ip - c_i,p+1) = 1/2 sum_i |c_ip - c_i,p+1| of them cross.
 // So the lane crosses at least 1/2 min sum_i F_i(c_i.), F_i(c) = sum_p
 // psi(c_p) + pp * sum_p |c_p - c_p+1|, over integer c with each island's
-// sum_p c_ip its cell count (in [lo_i, hi_i], cut_bound's ranges) and each
-// stage's sum_i c_ip = S. cut_bound bounds each island alone, and then every
+// sum_p c_ip its cell count in the lane (Lanes; the lanes summed by
+// over_lanes) and each stage's sum_i c_ip = S. cut_bound bounds each island alone, and then every
 // island may put its cells at a pipeline end (one stage boundary instead of
 // two), although the pipeline has two ends. Here the stage sums are
 // dualised (Lagrange): for any prices mu_p,
@@ -826,16 +888,16 @@ constexpr double kEndsWork = 3e7;
 constexpr int kEndsMinSteps = 8, kEndsSteps = 60;
 
 struct EndsIsland {
-    uint64_t lo = 0, hi = 0;
-    double value = 0;              // min of F - mu.c
-    std::vector<uint64_t> cells;   // its argmin, per stage
-    std::vector<double> f;         // the programme's table, kept between calls
+    Lanes lanes;                               // its cells per lane
+    std::vector<double> value;                 // per count n = lo..lo+cap: the least F - mu.c
+    std::vector<std::vector<uint64_t>> cells;  // per count: that minimum's cells per stage
+    std::vector<double> f;                     // the programme's table, kept between calls
 };
 
 // f[(p * (hi + 1) + s) * (S + 1) + c]: the least F - mu.c over stages 0..p
-// with c cells at p and s in all (s <= hi, c <= min(s, S)).
+// with c cells at p and s in all (s <= hi = lo + cap, c <= min(s, S)).
 void ends_island(EndsIsland& is, const std::vector<double>& psi, const std::vector<double>& mu, double a) {
-    const uint64_t S = psi.size() - 1, P = mu.size(), H = is.hi, W = S + 1, rows = H + 1;
+    const uint64_t S = psi.size() - 1, P = mu.size(), H = is.lanes.lo + is.lanes.cap, W = S + 1, rows = H + 1;
     const double inf = 1e300;
     is.f.assign(P * rows * W, inf);
     double* f = is.f.data();
@@ -862,74 +924,85 @@ void ends_island(EndsIsland& is, const std::vector<double>& psi, const std::vect
             }
         }
     }
-    // the least end state with the island's count in range, then back
-    double best = inf;
-    uint64_t bs = 0, bc = 0;
+    // each count's least end state, then back
     const double* last = f + (P - 1) * rows * W;
-    for (uint64_t s = is.lo; s <= H; ++s)
-        for (uint64_t c = 0; c <= std::min(S, s); ++c)
-            if (last[s * W + c] < best) {
-                best = last[s * W + c];
-                bs = s;
+    is.value.assign(is.lanes.cap + 1, inf);
+    is.cells.assign(is.lanes.cap + 1, std::vector<uint64_t>(P, 0));
+    for (uint64_t n = is.lanes.lo; n <= H; ++n) {
+        double best = inf;
+        uint64_t bc = 0;
+        for (uint64_t c = 0; c <= std::min(S, n); ++c)
+            if (last[n * W + c] < best) {
+                best = last[n * W + c];
                 bc = c;
             }
-    is.value = best;
-    is.cells.assign(P, 0);
-    is.cells[P - 1] = bc;
-    for (uint64_t p = P - 1; p > 0; --p) {
-        const uint64_t s = bs - bc;
-        const double* prev = f + (p - 1) * rows * W + s * W;
-        uint64_t from = 0;
-        double least = inf;
-        for (uint64_t c = 0; c <= std::min(S, s); ++c) {
-            const double v = prev[c] + a * double(c > bc ? c - bc : bc - c);
-            if (v < least) {
-                least = v;
-                from = c;
+        is.value[n - is.lanes.lo] = best;
+        std::vector<uint64_t>& cells = is.cells[n - is.lanes.lo];
+        if (best >= inf) continue;  // more cells than the stages hold
+        uint64_t bs = n;
+        cells[P - 1] = bc;
+        for (uint64_t p = P - 1; p > 0; --p) {
+            const uint64_t s = bs - bc;
+            const double* prev = f + (p - 1) * rows * W + s * W;
+            uint64_t from = 0;
+            double least = inf;
+            for (uint64_t c = 0; c <= std::min(S, s); ++c) {
+                const double v = prev[c] + a * double(c > bc ? c - bc : bc - c);
+                if (v < least) {
+                    least = v;
+                    from = c;
+                }
             }
+            bs = s;
+            bc = from;
+            cells[p - 1] = bc;
         }
-        bs = s;
-        bc = from;
-        is.cells[p - 1] = bc;
     }
 }
 
 double ends_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const LanePhi& lp, const EdgeBytes& e) {
     const uint64_t T = l.size(ParDim::TP), P = l.size(ParDim::PP);
     if (P < 2 || lp.stage.size() < 2) return 0;
-    const uint64_t S = lp.stage.size() - 1, N = S * P;
+    const uint64_t S = lp.stage.size() - 1, straddling = straddling_groups(g, T);
     std::vector<double> psi(S + 1);
     for (uint64_t c = 0; c <= S; ++c) psi[c] = std::max(lp.stage[c], lp.stage[S - c]);
-    // islands with equal ranges solve the same programme: one each
+    // islands with equal lanes solve the same programme: one each
     std::vector<EndsIsland> kinds;
     std::vector<uint64_t> count;
     double work = 0;
     for (uint64_t x : g) {
         if (x == 0) continue;
-        const uint64_t lo = std::min(N, x / T), hi = std::min(N, x / T + x % T);
+        if (x % T > 64) return 0;  // bounded work
+        const Lanes r = lanes_of(x, T, straddling);
         size_t k = 0;
-        while (k < kinds.size() && (kinds[k].lo != lo || kinds[k].hi != hi)) ++k;
+        while (k < kinds.size() && (kinds[k].lanes.lo != r.lo || kinds[k].lanes.extra != r.extra)) ++k;
         if (k == kinds.size()) {
-            kinds.push_back({lo, hi, 0, {}, {}});
+            kinds.push_back({r, {}, {}, {}});
             count.push_back(0);
-            work += double(P) * double(S + 1) * double(hi + 1);
+            work += double(P) * double(S + 1) * double(r.lo + r.cap + 1);
         }
         ++count[k];
     }
     if (work * kEndsMinSteps > kEndsWork) return 0;
     const int steps = int(std::min<double>(kEndsSteps, kEndsWork / work));
     std::vector<double> mu(P, 0.0), excess(P);
+    std::vector<uint64_t> lanes_with;
     double best = 0;
     const double step0 = e.pp;  // a price of one PP edge per cell: the scale of an end's worth
     for (int it = 0; it < steps; ++it) {
         double v = 0;
-        for (double m : mu) v += m * double(S);
-        std::fill(excess.begin(), excess.end(), -double(S));
+        for (double m : mu) v += m * double(S) * double(T);
+        std::fill(excess.begin(), excess.end(), -double(S) * double(T));
         for (size_t k = 0; k < kinds.size(); ++k) {
-            ends_island(kinds[k], psi, mu, e.pp);
-            v += double(count[k]) * kinds[k].value;
-            for (uint64_t p = 0; p < P; ++p) excess[p] += double(count[k]) * double(kinds[k].cells[p]);
+            EndsIsland& is = kinds[k];
+            ends_island(is, psi, mu, e.pp);
+            v += double(count[k]) *
+                 over_lanes(T, is.lanes, [&](uint64_t n) { return is.value[n - is.lanes.lo]; }, &lanes_with);
+            for (size_t x = 0; x < lanes_with.size(); ++x)
+                for (uint64_t p = 0; p < P; ++p)
+                    excess[p] += double(count[k]) * double(lanes_with[x]) * double(is.cells[x][p]);
         }
+        if (v > 1e299) return 0;  // an island with more cells than the lane (no placement)
         best = std::max(best, v);
         double norm = 0;
         for (uint64_t p = 0; p < P; ++p) norm = std::max(norm, std::fabs(excess[p] + excess[P - 1 - p]) / 2);
@@ -939,7 +1012,7 @@ double ends_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const
         for (uint64_t p = 0; p < P; ++p) next[p] -= t * (excess[p] + excess[P - 1 - p]) / 2 / norm;
         mu.swap(next);
     }
-    return std::max(0.0, best / 2 * (1 - 1e-12)) * double(T);
+    return std::max(0.0, best / 2 * (1 - 1e-12));
 }
 
 }  // namespace
