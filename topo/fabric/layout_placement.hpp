@@ -169,9 +169,11 @@ inline constexpr uint64_t kRefineBudget = uint64_t(1) << 21;
 // pipeline into kp runs of stages (kd * kp at most twice the islands, the
 // counts whose tile boundaries alone cut the fewest bytes first); the path
 // visits the tiles in serpentine order and each tile's cells in serpentine
-// order, for every order of the dimensions; the islands, in step order and
-// largest first, take consecutive runs of the path, each as many TP groups as
-// it held. So an island can hold a block of stages x replicas (half the
+// order, for every order of the dimensions; the islands take consecutive
+// runs of the path, each as many TP groups as it held, in every order of
+// their sizes where they are at most 5, else in step order, largest first,
+// and with the two largest at the two ends of the path (whole end stages in
+// the largest islands, the smaller ones in blocks between). So an island can hold a block of stages x replicas (half the
 // pipeline of a third of the replicas, say) where every candidate above holds
 // whole stages or whole pipelines. Each island's TP groups keep their slot
 // sets (their NVLink domains), cells in coordinate order taking them in slot

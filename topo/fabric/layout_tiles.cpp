@@ -13,6 +13,7 @@ namespace gputopo {
 namespace {
 
 constexpr ParDim kOuter[4] = {ParDim::CP, ParDim::EP, ParDim::DP, ParDim::PP};
+constexpr size_t kAllOrders = 5;  // islands up to which every order of their sizes is tried
 
 // A serpentine walk over a box, fastest digit first: digit j runs backwards
 // while the digits above it sum to an odd number, so that two consecutive
@@ -97,12 +98,44 @@ bool best_tiled(LayoutPlacement& p, const EdgeBytes& w, double& best_cost, uint6
         }
     }
 
-    // Island orders along the path: step order, and largest first.
-    std::vector<std::vector<uint32_t>> island_orders(2, std::vector<uint32_t>(islands));
-    std::iota(island_orders[0].begin(), island_orders[0].end(), 0u);
-    island_orders[1] = island_orders[0];
-    std::stable_sort(island_orders[1].begin(), island_orders[1].end(),
-                     [&](uint32_t a, uint32_t b) { return cl.island_groups[a] > cl.island_groups[b]; });
+    // Island orders along the path: with up to kAllOrders islands (of TP
+    // groups), every order of their sizes (islands of one size are
+    // interchangeable); else step order, largest first, and the two largest
+    // at the two ends (the pipeline's end stages whole in the largest
+    // islands, the smaller ones in blocks between).
+    std::vector<std::vector<uint32_t>> island_orders;
+    {
+        std::vector<uint32_t> by_size;
+        for (uint32_t i = 0; i < islands; ++i)
+            if (cl.island_groups[i] > 0) by_size.push_back(i);
+        std::stable_sort(by_size.begin(), by_size.end(),
+                         [&](uint32_t a, uint32_t b) { return cl.island_groups[a] > cl.island_groups[b]; });
+        if (by_size.size() <= kAllOrders) {
+            std::vector<uint32_t> sizes;
+            for (uint32_t i : by_size) sizes.push_back(cl.island_groups[i]);
+            std::sort(sizes.begin(), sizes.end());
+            do {  // each size taken by its islands in size-then-step order
+                std::vector<uint32_t> order;
+                std::vector<bool> taken(by_size.size(), false);
+                for (uint32_t want : sizes)
+                    for (size_t k = 0; k < by_size.size(); ++k)
+                        if (!taken[k] && cl.island_groups[by_size[k]] == want) {
+                            taken[k] = true;
+                            order.push_back(by_size[k]);
+                            break;
+                        }
+                island_orders.push_back(order);
+            } while (std::next_permutation(sizes.begin(), sizes.end()));
+        } else {
+            std::vector<uint32_t> step;
+            for (uint32_t i = 0; i < islands; ++i)
+                if (cl.island_groups[i] > 0) step.push_back(i);
+            island_orders.push_back(step);
+            island_orders.push_back(by_size);
+            std::rotate(by_size.begin() + 1, by_size.begin() + 2, by_size.end());
+            island_orders.push_back(by_size);
+        }
+    }
     uint32_t used = 0;
     for (uint32_t g : cl.island_groups) used += g > 0;
 
@@ -174,7 +207,6 @@ bool best_tiled(LayoutPlacement& p, const EdgeBytes& w, double& best_cost, uint6
                     best_cells = cell_island;
                     found = true;
                 }
-                if (island_orders[1] == island_orders[0]) break;
             }
         } while (std::next_permutation(perm.begin(), perm.end()));
         if (spent + per_candidate > budget) break;
