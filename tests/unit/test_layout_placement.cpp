@@ -1223,3 +1223,37 @@ TEST_CASE("layout placement: tiled candidates put blocks of stages x replicas in
     double cost = 1e300;
     CHECK_FALSE(best_tiled(rp, e, cost, kTileBudget));
 }
+
+TEST_CASE("layout traffic: stage_cut_bound is below the cut of every set of a stage's cells", "[layout]") {
+    // A stage of one TP lane (tp=1, pp=1: the cp x ep block times the DP
+    // ring) with every subset of its cells in one island and the rest in
+    // another: crossing_bytes is then that subset's cut.
+    const char* models[] = {"params=3B,layers=16,hidden=2048,seq=8192,micro-batch=1,micro-batches=8,top-k=2",
+                            "params=20B,layers=4,hidden=1024,seq=1024,micro-batch=1,micro-batches=2,top-k=2"};
+    int positive = 0;
+    for (const char* text : {"tp=1,cp=2,ep=2,dp=3", "tp=1,cp=3,dp=4", "tp=1,ep=4,dp=3", "tp=1,dp=7", "tp=1,cp=2,dp=5"})
+        for (const char* mtext : models) {
+            INFO(text << ", model " << mtext);
+            ParallelLayout l = ParallelLayout::parse(text);
+            uint64_t cells = 1;
+            for (ParDim d : {ParDim::CP, ParDim::EP, ParDim::DP}) cells *= l.size(d);
+            l.resolve(cells);
+            const EdgeBytes e = edge_bytes(parse_model_shape(mtext), l);
+            const std::vector<double> psi = stage_cut_bound(l, e);
+            REQUIRE(psi.size() == cells + 1);
+            std::vector<uint32_t> isl(cells);
+            std::vector<double> least(cells + 1, 1e300);
+            for (uint64_t set = 0; set < (uint64_t(1) << cells); ++set) {
+                for (uint64_t r = 0; r < cells; ++r) isl[r] = uint32_t(set >> r & 1);
+                const uint64_t n = uint64_t(__builtin_popcountll(set));
+                least[n] = std::min(least[n], crossing_bytes(l, isl, e).total());
+            }
+            for (uint64_t n = 0; n <= cells; ++n) {
+                CHECK(psi[n] <= least[n] * (1 + 1e-9) + 1e-9);
+                positive += psi[n] > 0;
+            }
+            CHECK(psi.front() == 0);
+            CHECK(psi.back() == 0);
+        }
+    CHECK(positive > 40);
+}

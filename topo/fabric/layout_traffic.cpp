@@ -861,6 +861,15 @@ double stage_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, cons
 }
 
 
+// A set of c of a slice's S cells and the other S - c cut the same edges:
+// psi(c) = max(phi(c), phi(S - c)) bounds both.
+std::vector<double> both_sides(const std::vector<double>& phi) {
+    const size_t S = phi.size() - 1;
+    std::vector<double> psi(S + 1);
+    for (size_t c = 0; c <= S; ++c) psi[c] = std::max(phi[c], phi[S - c]);
+    return psi;
+}
+
 // The ends bound (`ends`), per TP lane: the stages of the lane coupled along
 // the pipeline, with the pipeline's two ends priced. Island i holds c_ip
 // cells of stage p (a slice: the block x DP ring, `stage` phi); the stage's
@@ -964,8 +973,7 @@ double ends_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const
     const uint64_t T = l.size(ParDim::TP), P = l.size(ParDim::PP);
     if (P < 2 || lp.stage.size() < 2) return 0;
     const uint64_t S = lp.stage.size() - 1, straddling = straddling_groups(g, T);
-    std::vector<double> psi(S + 1);
-    for (uint64_t c = 0; c <= S; ++c) psi[c] = std::max(lp.stage[c], lp.stage[S - c]);
+    const std::vector<double> psi = both_sides(lp.stage);
     // islands with equal lanes solve the same programme: one each
     std::vector<EndsIsland> kinds;
     std::vector<uint64_t> count;
@@ -1016,6 +1024,17 @@ double ends_bound(const ParallelLayout& l, const std::vector<uint64_t>& g, const
 }
 
 }  // namespace
+
+std::vector<double> stage_cut_bound(const ParallelLayout& l, const EdgeBytes& e) {
+    const uint64_t X = l.size(ParDim::CP) * l.size(ParDim::EP), D = l.size(ParDim::DP);
+    if (X > kMaxBlock) return {};
+    std::vector<double> block(static_cast<size_t>(X + 1), 0);
+    for (uint64_t a = 1; a < X; ++a) block[a] = block_cut(a, l, e);
+    double budget = 2e8;
+    std::vector<double> phi = couple_exact(block, D, 2 * e.dp, budget);
+    if (phi.empty()) phi = couple_relaxed(block, D, 2 * e.dp);
+    return phi.empty() ? phi : both_sides(phi);
+}
 
 BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& g, const EdgeBytes& e,
                              double cut_work) {

@@ -110,6 +110,17 @@ struct BoundBytes {
     double ends = 0;        // CP + EP + DP + PP: stages coupled along the pipeline, its two ends priced
     double total() const;  // parts.tp + max(separate, joint, projection, split, cut, stages, ends)
 };
+// The slice model behind the `ends` term, for a caller that solves it
+// exactly (bench_island_sim hands it to a MIP solver): psi[c], c = 0..S (S =
+// cp*ep*dp, the cells of one stage of one TP lane), a lower bound of the
+// weighted CP, EP and DP edges of one stage that join c of its cells to the
+// other S - c. Where every island holds whole TP groups (n_i cells in every
+// lane), a placement's bytes are at least T/2 min sum_i [sum_p psi(c_ip) +
+// pp * sum_p |c_ip - c_i,p+1|] over integer c_ip >= 0 with sum_p c_ip = n_i
+// and sum_i c_ip = S (ends_bound in the .cpp says why). Empty where the
+// cp*ep block is too large for the bound's work limits.
+std::vector<double> stage_cut_bound(const ParallelLayout& l, const EdgeBytes& e);
+
 // cut_work: the steps the cut bound's exact knapsacks may take (past it, their
 // convex relaxation); tests pass 0 to check the relaxation.
 BoundBytes lower_bound_bytes(const ParallelLayout& l, const std::vector<uint64_t>& gpus_per_island,
