@@ -18,11 +18,23 @@ GPUTOPO_HEARTBEAT) every call does nothing.
 """
 
 import os
+import sys
+import threading
 import time
 
 __all__ = ["heartbeat", "report_checkpoint", "last_checkpoint", "restart_count", "rank"]
 
+# Relative paths in GPUTOPO_* count from where the program started, not from a
+# directory it changes to later (Hydra before 1.2 does).
+_START_DIR = os.getcwd()
 _last_beat = None
+_progress = 0
+_progress_time = 0.0
+_lock = threading.Lock()
+_writer = None
+_warned = False
+_loop_thread = None  # the thread that calls heartbeat(): the training loop
+_TORCH_DIR = os.sep + "torch" + os.sep
 
 
 def rank():
@@ -34,38 +46,118 @@ def rank():
     return 0
 
 
-def heartbeat(min_interval=1.0):
-    """Touches this rank's heartbeat file (GPUTOPO_HEARTBEAT, %r = the rank).
+def _absolute(path):
+    return path if os.path.isabs(path) else os.path.join(_START_DIR, path)
 
-    At most once per `min_interval` seconds, so that a loop of many short steps
-    does not load a shared file system; keep it well under --hang-timeout.
-    Returns True when the file was touched.
-    """
-    global _last_beat
+
+def _write_file(path, text):
+    """Writes `text` to `path` through a fresh file (never through a planted link or
+    file), renamed into place: a reader never sees half a line."""
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        os.unlink(tmp)  # a leftover, or a link someone put there: the link itself goes
+    except OSError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def _warn_once(what, err):
+    global _warned
+    if not _warned:
+        _warned = True
+        sys.stderr.write("gputopo_run: %s: %s (the program goes on)\n" % (what, err))
+
+
+def _beat_path():
     pattern = os.environ.get("GPUTOPO_HEARTBEAT")
     if not pattern:
+        return None
+    r = str(rank())
+    return _absolute(pattern.replace("%r", r) if "%r" in pattern else "%s.%s" % (pattern, r))
+
+
+def _where():
+    """Where the training loop is now: ("c", place) inside the framework (torch: a
+    collective, backward, which waits for the other ranks), ("u", place) in the
+    program's own code. The supervisor uses it to tell a rank that hung in its
+    own code from the ranks that wait for it."""
+    frame = sys._current_frames().get(_loop_thread) if _loop_thread is not None else None
+    if frame is None:
+        return "u", "?"
+    name = frame.f_code.co_filename
+    state = "c" if _TORCH_DIR in name else "u"
+    return state, "%s:%d" % (os.path.basename(name).replace(" ", "_"), frame.f_lineno)
+
+
+def _write_beat(path, where=None):
+    state, place = where or _where()
+    with _lock:
+        text = "%d %.6f %s %s\n" % (_progress, _progress_time, state, place)
+    try:
+        _write_file(path, text)
+        return True
+    except OSError as err:
+        _warn_once("heartbeat " + path, err)
         return False
+
+
+def _keep_alive(path, interval):
+    # Rewrites the same progress while the process lives: a rank that waits (in a
+    # collective) is told apart from one that stopped (process stopped, node frozen).
+    while True:
+        time.sleep(interval)
+        _write_beat(path)
+
+
+def heartbeat(step=None, min_interval=1.0):
+    """Records progress: `step` (the training step reached, an int) or, without
+    it, one step more than the last call. Call it from the training loop itself.
+
+    The file GPUTOPO_HEARTBEAT names (%r = the rank) holds "STEP UNIX_TIME"; it is
+    written at most once per `min_interval` seconds from here, and once a second
+    by a writer thread while the process lives (the thread says the process is
+    alive, only the loop says it makes progress). Never raises: a file that cannot
+    be written is reported once on stderr. Returns True when this call wrote it.
+    """
+    global _last_beat, _progress, _progress_time, _writer, _loop_thread
+    path = _beat_path()
+    if not path:
+        return False
+    _loop_thread = threading.get_ident()
+    with _lock:
+        new = int(step) if step is not None else _progress + 1
+        if new != _progress or _progress_time == 0.0:
+            _progress, _progress_time = new, time.time()
+    if _writer is None:
+        _writer = threading.Thread(target=_keep_alive, args=(path, max(0.2, min(1.0, min_interval))),
+                                   name="gputopo_run-heartbeat", daemon=True)
+        _writer.start()
     now = time.monotonic()
     if _last_beat is not None and now - _last_beat < min_interval:
         return False
-    path = pattern.replace("%r", str(rank())) if "%r" in pattern else "%s.%d" % (pattern, rank())
-    with open(path, "a"):
-        pass
-    os.utime(path, None)
+    if not _write_beat(path, ("u", "heartbeat")):
+        return False
     _last_beat = now
     return True
 
 
 def report_checkpoint(path):
-    """Rank 0, after each save: `path` is what the next start gets as last_checkpoint()."""
+    """Rank 0, after each save: `path` is what the next start gets as last_checkpoint().
+    Never raises: returns False (and says why once on stderr) when it cannot write."""
     report = os.environ.get("GPUTOPO_CHECKPOINT_REPORT")
     if not report:
         return False
-    tmp = "%s.%d.tmp" % (report, os.getpid())
-    with open(tmp, "w") as f:
-        f.write(str(path) + "\n")
-    os.replace(tmp, report)  # never a half-written line for the next start
-    return True
+    try:
+        _write_file(_absolute(report), str(path).replace("\n", " ") + "\n")
+        return True
+    except OSError as err:
+        _warn_once("checkpoint report " + report, err)
+        return False
 
 
 def last_checkpoint():

@@ -42,6 +42,12 @@ Child spawn_child(const std::vector<std::string>& argv, const SpawnOptions& opt)
         c.error = std::string("gputopo: cannot create a pipe: ") + std::strerror(errno);
         return c;
     }
+    int out_fds[2] = {-1, -1};
+    if (opt.capture_stdout && pipe2(out_fds, O_CLOEXEC) != 0) {
+        c.error = std::string("gputopo: cannot create a pipe: ") + std::strerror(errno);
+        if (fds[0] >= 0) close(fds[0]), close(fds[1]);
+        return c;
+    }
     // Prepare everything that allocates before fork.
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -51,6 +57,7 @@ Child spawn_child(const std::vector<std::string>& argv, const SpawnOptions& opt)
     if (pid < 0) {
         c.error = std::string("gputopo: cannot fork: ") + std::strerror(errno);
         if (fds[0] >= 0) close(fds[0]), close(fds[1]);
+        if (out_fds[0] >= 0) close(out_fds[0]), close(out_fds[1]);
         return c;
     }
     if (pid == 0) {
@@ -80,6 +87,7 @@ Child spawn_child(const std::vector<std::string>& argv, const SpawnOptions& opt)
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
         if (fds[1] >= 0) dup2(fds[1], 2);
+        if (out_fds[1] >= 0) dup2(out_fds[1], 1);
         for (const auto& kv : opt.extra_env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
         execvp(args[0], args.data());
         int err = errno;
@@ -99,6 +107,10 @@ Child spawn_child(const std::vector<std::string>& argv, const SpawnOptions& opt)
     if (fds[1] >= 0) {
         close(fds[1]);
         c.stderr_fd = fds[0];
+    }
+    if (out_fds[1] >= 0) {
+        close(out_fds[1]);
+        c.stdout_fd = out_fds[0];
     }
     return c;
 }

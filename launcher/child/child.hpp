@@ -29,6 +29,7 @@ void shield_from_termination();
 
 struct SpawnOptions {
     bool capture_stderr = true;
+    bool capture_stdout = false;  // stdout through a pipe as well (`gputopo run`: srun --label)
     std::vector<std::pair<std::string, std::string>> extra_env;  // set in the child only
     // Start with SIGTERM and SIGINT ignored (checkpoint commands: Slurm's
     // SIGTERM to every process of the step must not cut a checkpoint short;
@@ -42,6 +43,7 @@ struct SpawnOptions {
 struct Child {
     pid_t pid = -1;
     int stderr_fd = -1;     // read end, -1 when not captured
+    int stdout_fd = -1;     // read end, -1 when not captured
     std::string error;      // why it could not start ("" ok)
 };
 

@@ -144,6 +144,26 @@ bool find_peer_evidence(const std::string& tail, std::string& line) {
     return false;
 }
 
+std::string find_exception_line(const std::string& text) {
+    std::vector<std::string> ls = lines_of(text);
+    size_t tb = ls.size();
+    for (size_t i = ls.size(); i-- > 0;)
+        if (ls[i].rfind("Traceback (most recent call last):", 0) == 0) {
+            tb = i;
+            break;
+        }
+    // The first such line after the frames (later lines are the program's teardown).
+    for (size_t i = tb + 1; i < ls.size(); ++i) {
+        const std::string& l = ls[i];
+        // "Name: message" or "Name" at column 0, Name a dotted identifier.
+        size_t n = 0;
+        while (n < l.size() && (std::isalnum(static_cast<unsigned char>(l[n])) || l[n] == '_' || l[n] == '.')) ++n;
+        if (n == 0 || std::isdigit(static_cast<unsigned char>(l[0]))) continue;
+        if (n == l.size() || l.compare(n, 2, ": ") == 0) return clip(l);
+    }
+    return "";
+}
+
 int exit_status_of(const ChildEnd& end) {
     if (end.exited) return end.exit_code;
     return 128 + end.term_signal;

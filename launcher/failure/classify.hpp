@@ -75,5 +75,9 @@ bool find_peer_evidence(const std::string& tail, std::string& line);
 // A NCCL error line (as torch raises it: "DistBackendError: NCCL error in: ...");
 // `local` when it names an unhandled CUDA error.
 bool find_nccl_error(const std::string& text, std::string& line, bool& local);
+// The exception a Python program died of: the last line of its last traceback
+// ("ZeroDivisionError: division by zero"), clipped; "" when the text has no
+// traceback.
+std::string find_exception_line(const std::string& text);
 
 }  // namespace gputopo::launch

@@ -56,8 +56,16 @@ std::string Event::to_json(const EventContext& ctx, double unix_time) const {
                   utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, ms);
     std::string out = "{\"time\": " + json_quote(iso) + ", \"event\": " + json_quote(name_);
     out += ", \"job\": " + json_quote(ctx.job_id) + ", \"step\": " + json_quote(ctx.step_id);
-    out += ", \"restart\": " + std::to_string(ctx.restart) + ", \"rank\": " + std::to_string(ctx.rank);
-    out += ", \"node\": " + json_quote(ctx.node);
+    // The context's rank and node, unless the event names a rank or node of its own
+    // (a step_end's failed rank): one key, one meaning, per line.
+    auto own = [&](const char* key) {
+        for (const auto& f : fields_)
+            if (f.first == key) return true;
+        return false;
+    };
+    out += ", \"restart\": " + std::to_string(ctx.restart);
+    if (!own("rank")) out += ", \"rank\": " + std::to_string(ctx.rank);
+    if (!own("node")) out += ", \"node\": " + json_quote(ctx.node);
     out += ", \"schema_version\": " + std::to_string(kJsonSchemaVersion);
     for (const auto& f : fields_) out += ", " + json_quote(f.first) + ": " + f.second;
     out += "}";
@@ -90,9 +98,19 @@ bool EventLog::open(const std::string& dir, const EventContext& ctx, std::string
     std::string job = ctx.job_id.empty() ? "nojob" : ctx.job_id;
     // rank -1: the job-level supervisor of `gputopo run` (launcher/job/).
     path_ = dir + "/gputopo-launch." + job + "." + (ctx.rank < 0 ? std::string("job") : std::to_string(ctx.rank)) + ".jsonl";
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    // Never through a link, never a FIFO or device, never another user's file: the
+    // directory may be one others can write (a shared working directory).
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
     if (fd_ < 0) {
-        error = "--log " + dir + ": cannot open " + path_ + " (" + std::strerror(errno) + ")";
+        error = "--log " + dir + ": cannot open " + path_ + " (" + std::strerror(errno) +
+                (errno == ELOOP ? ": a symbolic link" : "") + ")";
+        return false;
+    }
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+        error = "--log " + dir + ": " + path_ + " is not a regular file of this user's; not written";
+        ::close(fd_);
+        fd_ = -1;
         return false;
     }
     return true;

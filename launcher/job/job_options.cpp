@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -20,6 +21,13 @@ long parse_count(const std::string& opt, const std::string& v, long lo, long hi)
     return n;
 }
 
+// 1, 0.001, 604800: a limit as a person writes it.
+std::string plain(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.15g", x);
+    return buf;
+}
+
 // Seconds: "90", "1.5", "10m", "2h", "3d".
 double parse_seconds(const std::string& opt, const std::string& v, double lo, double hi) {
     errno = 0;
@@ -30,8 +38,8 @@ double parse_seconds(const std::string& opt, const std::string& v, double lo, do
     auto u = mult.find(unit);
     if (v.empty() || end == v.c_str() || errno || u == mult.end() || !std::isfinite(d) || d * u->second < lo ||
         d * u->second > hi)
-        throw JobUsageError(opt + " '" + v + "': expected seconds (or with s, m, h, d) from " + std::to_string(lo) +
-                            " to " + std::to_string(hi) + " s");
+        throw JobUsageError(opt + " '" + v + "': expected seconds (a number, or with s, m, h, d) from " + plain(lo) +
+                            " to " + plain(hi) + " s");
     return d * u->second;
 }
 
@@ -43,6 +51,7 @@ const std::map<std::string, Setter>& setters() {
         {"--max-restarts", [](JobOptions& o, const std::string& k, const std::string& v) { o.max_restarts = int(parse_count(k, v, 0, 100000)); }},
         {"--min-nodes", [](JobOptions& o, const std::string& k, const std::string& v) { o.min_nodes = int(parse_count(k, v, 1, 1000000)); }},
         {"--hang-timeout", [](JobOptions& o, const std::string& k, const std::string& v) { o.hang_timeout_s = parse_seconds(k, v, 1, 7 * 86400); }},
+        {"--startup-timeout", [](JobOptions& o, const std::string& k, const std::string& v) { o.startup_timeout_s = parse_seconds(k, v, 1, 7 * 86400); }},
         {"--heartbeat", [](JobOptions& o, const std::string&, const std::string& v) { o.heartbeat = v; }},
         {"--state-dir", [](JobOptions& o, const std::string&, const std::string& v) { o.state_dir = v; }},
         {"--log", [](JobOptions& o, const std::string&, const std::string& v) { o.log_dir = v; }},
@@ -116,7 +125,8 @@ std::string job_usage() {
            "  --spares N            nodes kept idle as replacements (default 0)\n"
            "  --max-restarts M      in-job restarts before the job ends (default 3)\n"
            "  --min-nodes K         with no spare left, run on fewer nodes down to K (default: never)\n"
-           "  --hang-timeout S      a rank whose heartbeat is older than S is hung (default: off)\n"
+           "  --hang-timeout S      a rank that makes no progress for S is hung (default: off)\n"
+           "  --startup-timeout S   the same for a rank before its first step (default: 600 s or S if longer)\n"
            "  --heartbeat FILE      heartbeat file per rank, %r = rank, %a = attempt (default STATE/heartbeat.%a.%r)\n"
            "  --state-dir DIR       directory all nodes see (default ./gputopo-run.JOBID)\n"
            "  --log DIR             JSON event log directory (default the state directory)\n"

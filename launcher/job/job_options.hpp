@@ -13,6 +13,7 @@ struct JobOptions {
     int max_restarts = 3;          // --max-restarts M: in-job restarts
     int min_nodes = 0;             // --min-nodes K: shrink down to K nodes when no spare is left (0: never)
     double hang_timeout_s = 0;     // --hang-timeout S: a rank silent that long is hung (0: off)
+    double startup_timeout_s = 0;  // --startup-timeout S: a rank before its first step (0: max(600 s, --hang-timeout))
     std::string heartbeat;         // --heartbeat FILE: per-rank pattern (%r = rank); default STATE/heartbeat.%r
     std::string state_dir;         // --state-dir DIR: shared between the nodes; default ./gputopo-run.JOBID
     std::string log_dir;           // --log DIR: the JSON event log; default the state dir

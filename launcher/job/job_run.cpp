@@ -21,7 +21,11 @@
 #include "launcher/child/child.hpp"
 #include "launcher/failure/classify.hpp"
 #include "launcher/failure/events.hpp"
+#include "launcher/failure/root_cause.hpp"
+#include "launcher/job/heartbeat.hpp"
 #include "launcher/job/node_pool.hpp"
+#include "launcher/job/rank_output.hpp"
+#include "launcher/job/run_files.hpp"
 #include "launcher/job/spare_check.hpp"
 #include "launcher/job/step_end.hpp"
 #include "launcher/requeue/requeue.hpp"
@@ -52,16 +56,36 @@ std::string join(const std::vector<std::string>& v) {
     return out;
 }
 
+// The most ranks one step may have: slots x tasks per node beyond it is a typo,
+// not a job (and would overflow the per-rank tables).
+constexpr long long kMaxRanks = 1 << 24;
+
 // The job's context, read once.
 struct JobContext {
     std::string job_id;
     std::vector<std::string> nodes;
     int tasks_per_node = 1;
-    int requeues = 0;  // SLURM_RESTART_COUNT
-    std::string state_dir, heartbeat, checkpoint_report;
+    int requeues = 0;         // SLURM_RESTART_COUNT
+    int restarts_before = 0;  // in-job restarts of this job's earlier runs (the state directory's record)
+    std::string state_dir, heartbeat, checkpoint_report;  // absolute
     IslandMap islands;
     std::string island_sources;
+    bool requeue_asked = false;
+    std::string requeue_sources;  // what was read to decide requeue_asked
 };
+
+// A count from the environment: a whole number in [lo, hi], else a usage error naming the variable.
+int env_count(const char* name, int fallback, int lo, int hi, const char* option) {
+    const std::string v = env(name);
+    if (v.empty()) return fallback;
+    errno = 0;
+    char* end = nullptr;
+    const long n = std::strtol(v.c_str(), &end, 10);
+    if (*end || errno || n < lo || n > hi)
+        throw JobUsageError(std::string(name) + " '" + v.substr(0, 40) + "': expected a whole number from " +
+                            std::to_string(lo) + " to " + std::to_string(hi) + (option ? std::string(" (or give ") + option + ")" : ""));
+    return int(n);
+}
 
 JobContext read_context(const JobOptions& o) {
     JobContext c;
@@ -71,13 +95,18 @@ JobContext read_context(const JobOptions& o) {
     try {
         c.nodes = Hostlist::parse(nodelist).expand();
     } catch (const std::exception& e) {
-        throw JobUsageError("SLURM_JOB_NODELIST '" + nodelist + "': " + e.what());
+        throw JobUsageError("SLURM_JOB_NODELIST '" + nodelist.substr(0, 200) + "': " + e.what());
     }
-    c.tasks_per_node = o.tasks_per_node > 0 ? o.tasks_per_node : std::max(1, std::atoi(env("SLURM_NTASKS_PER_NODE").c_str()));
-    c.requeues = std::max(0, std::atoi(env("SLURM_RESTART_COUNT").c_str()));
-    c.state_dir = o.state_dir.empty() ? "gputopo-run." + c.job_id : o.state_dir;
-    c.heartbeat = o.heartbeat.empty() ? c.state_dir + "/heartbeat.%a.%r" : o.heartbeat;
+    c.tasks_per_node = o.tasks_per_node > 0 ? o.tasks_per_node : env_count("SLURM_NTASKS_PER_NODE", 1, 1, 4096, "--ntasks-per-node");
+    if (static_cast<long long>(c.nodes.size()) * c.tasks_per_node > kMaxRanks)
+        throw JobUsageError(std::to_string(c.nodes.size()) + " nodes x " + std::to_string(c.tasks_per_node) +
+                            " tasks per node: more than " + std::to_string(kMaxRanks) + " ranks");
+    c.requeues = env_count("SLURM_RESTART_COUNT", 0, 0, 1000000, nullptr);
+    c.state_dir = absolute_path(o.state_dir.empty() ? "gputopo-run." + c.job_id : o.state_dir);
+    if (std::string problem = own_directory(c.state_dir, "--state-dir"); !problem.empty()) throw JobUsageError(problem);
+    c.heartbeat = absolute_path(o.heartbeat.empty() ? c.state_dir + "/heartbeat.%a.%r" : o.heartbeat);
     c.checkpoint_report = c.state_dir + "/checkpoint";
+    c.restarts_before = recorded_restarts(c.state_dir);
     try {
         StepIslandMap m = load_step_islands(o.islands, slurm_config_dir([](const std::string& n) -> std::optional<std::string> {
             const char* v = std::getenv(n.c_str());
@@ -92,64 +121,92 @@ JobContext read_context(const JobOptions& o) {
     return c;
 }
 
-// What the program last wrote to the checkpoint report (first line, at most 4 KiB).
-std::string last_checkpoint(const std::string& path) {
-    std::ifstream in(path);
-    std::string line;
-    if (!in || !std::getline(in, line)) return "";
-    return line.substr(0, 4096);
-}
-
-double mtime_of(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return -1;
-    return double(st.st_mtim.tv_sec) + double(st.st_mtim.tv_nsec) * 1e-9;
+// Whether the job asked for a requeue, as gputopo-launch decides it (one rule):
+// read once per decision, bounded.
+void read_requeue_asked(JobContext& c) {
+    JobInfo info = query_job(c.job_id);
+    c.requeue_asked = info.known && job_asked_requeue(info.comment, info.requeue_allowed, local_conf_value("JobRequeue"));
+    c.requeue_sources = info.known ? "the job's record (Requeue, Comment) and JobRequeue in slurm.conf" : "nothing (squeue failed)";
 }
 
 struct StepRun {
     ChildEnd end;
     int srun_status = 0;
-    std::optional<StaleRank> hang;
-    double all_beating_unix = -1;  // first time every rank had beaten in this step
+    std::optional<HangVerdict> hang;
+    double all_beating_unix = -1;  // first time every rank had reached its first step
     double end_unix = 0;           // when srun was gone
     double hang_unix = -1;         // when the hang was found
     bool killed = false;           // srun was killed after kill_timeout_s
     bool start_stuck = false;      // Slurm had not created the step within --start-timeout
+    std::string srun_tail;         // srun's own lines
+    std::map<int, std::string> rank_tails;
 };
 
-// The job's steps Slurm lists (all but batch/extern; a step srun still waits
-// to create is not listed), bounded; nullopt when squeue failed.
-std::optional<std::set<std::string>> job_steps(const std::string& job_id) {
-    CommandResult r = run_command({"squeue", "-h", "-s", "-j", job_id, "-o", "%i"}, 10);
+// The job's steps Slurm lists ("ID|NAME", all but batch/extern; a step srun still
+// waits to create is not listed), bounded; nullopt when squeue failed.
+std::optional<std::map<std::string, std::string>> job_steps(const std::string& job_id) {
+    CommandResult r = run_command({"squeue", "-h", "-s", "-j", job_id, "-o", "%i|%j"}, 10);
     if (r.status != 0) return std::nullopt;
     std::istringstream in(r.output);
-    std::set<std::string> steps;
-    for (std::string step; in >> step;)
-        if (step.find(".batch") == std::string::npos && step.find(".extern") == std::string::npos) steps.insert(step);
+    std::map<std::string, std::string> steps;
+    for (std::string line; std::getline(in, line) && steps.size() < 100000;) {
+        const size_t bar = line.find('|');
+        const std::string id = line.substr(0, bar);
+        if (id.empty() || id.find(".batch") != std::string::npos || id.find(".extern") != std::string::npos) continue;
+        steps[id] = bar == std::string::npos ? "" : line.substr(bar + 1);
+    }
     return steps;
 }
 
-// Kills what is left of the job's steps (all but batch/extern), bounded.
-void cancel_steps(const std::string& job_id) {
-    for (const auto& step : job_steps(job_id).value_or(std::set<std::string>{})) run_command({"scancel", "--signal=KILL", step}, 10);
-}
+// The step this supervisor's srun made, and only it: the job's other steps (a
+// monitoring or staging step, a second `gputopo run`, spare checks) are never touched.
+class OurStep {
+public:
+    OurStep(std::string job_id, std::map<std::string, std::string> before)
+        : job_id_(std::move(job_id)), before_(std::move(before)) {}
+
+    // Looks for the new step; true once it is known. nullopt: squeue failed.
+    std::optional<bool> find() {
+        if (!id_.empty()) return true;
+        auto steps = job_steps(job_id_);
+        if (!steps) return std::nullopt;
+        for (const auto& [id, name] : *steps)
+            if (!before_.count(id) && name != "gputopo-spare-check") {
+                id_ = id;
+                break;
+            }
+        return !id_.empty();
+    }
+    const std::string& id() const { return id_; }
+
+    // SIGKILL to our step's tasks (a stopped or stuck rank ignores srun's SIGTERM), bounded.
+    void cancel() {
+        find();
+        if (!id_.empty()) run_command({"scancel", "--signal=KILL", id_}, 10);
+    }
+
+private:
+    std::string job_id_;
+    std::map<std::string, std::string> before_;
+    std::string id_;
+};
 
 class StepWatch {
 public:
-    // `steps_before`: the job's steps before srun started (the new one is the step not among them).
-    StepWatch(const JobOptions& o, const JobContext& c, std::string heartbeat, int ranks, std::set<std::string> steps_before)
-        : o_(o), c_(c), heartbeat_(std::move(heartbeat)), ranks_(ranks), beats_(size_t(ranks), -1),
-          steps_before_(std::move(steps_before)) {}
+    StepWatch(const JobOptions& o, const JobContext& c, const NodePool& pool, std::string heartbeat, int ranks,
+              bool strip_labels, OurStep& step)
+        : o_(o), c_(c), pool_(pool), heartbeat_(std::move(heartbeat)), ranks_(ranks), out_(ranks, strip_labels),
+          beats_(ranks, 0), step_(step) {}
 
-    // `started_unix`: when srun was started; a rank's silence counts from then
-    // (the loop may start later, after the bounded RPCs that record a node).
+    // `started_unix`: when srun was started; silence counts from the step's creation.
     StepRun watch(const Child& child, double started_unix) {
         StepRun run;
         launched_unix_ = started_unix;
+        beats_.restart_clock(started_unix);
         double end_asked = -1, next_beat_check = 0;
         int status = 0;
         for (bool done = false; !done;) {
-            relay(child.stderr_fd, 200);
+            relay(child, 200);
             const double now = mono_now();
             if (::waitpid(child.pid, &status, WNOHANG) == child.pid) done = true;
             if (!done && g_term && !run.end.got_term) {
@@ -157,115 +214,128 @@ public:
                 ::kill(child.pid, SIGTERM);
                 end_asked = now;
             }
-            if (!done && end_asked < 0 && !blame_srun_output(tail_).node.empty()) end_asked = now;  // a rank ended
+            if (!done && end_asked < 0 && !srun_events(out_.srun_tail()).empty()) end_asked = now;  // a rank ended
             if (!done && now >= next_beat_check) {
                 next_beat_check = now + 1;
-                if (!created_ && end_asked < 0 && check_created(started_unix, run) == Creation::Waiting) {
-                    started_unix = unix_now();  // silence counts from the step's creation
+                if (!created_ && end_asked < 0 && check_created(run) == Creation::Waiting) {
+                    beats_.restart_clock(unix_now());  // silence counts from the step's creation
                     if (run.start_stuck) {
                         say("Slurm did not create the step within --start-timeout " + std::to_string(int(o_.start_timeout_s)) +
                             " s: ending srun");
                         ::kill(child.pid, SIGKILL);
                         ::waitpid(child.pid, &status, 0);
-                        cancel_steps(c_.job_id);  // created in the meantime
+                        step_.cancel();  // created in the meantime
                         break;
                     }
                 }
-                check_beats(started_unix, run);
+                check_beats(run);
                 if (run.hang && end_asked < 0) {
-                    // A stopped or stuck rank ignores srun's SIGTERM: SIGKILL the step's tasks at once.
                     run.hang_unix = unix_now();
-                    cancel_steps(c_.job_id);
+                    step_.cancel();
                     end_asked = now;
                 }
             }
             if (!done && end_asked >= 0 && now - end_asked > o_.kill_timeout_s) {
                 say("srun did not end within --kill-timeout " + std::to_string(int(o_.kill_timeout_s)) + " s: killing it");
                 ::kill(child.pid, SIGKILL);
-                cancel_steps(c_.job_id);
+                step_.cancel();
                 ::waitpid(child.pid, &status, 0);
                 run.killed = true;
                 done = true;
             }
         }
-        drain(child.stderr_fd);
+        drain(child);
         run.end_unix = unix_now();
         run.srun_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        run.end.stderr_tail = tail_;
+        run.srun_tail = out_.srun_tail();
+        run.end.stderr_tail = run.srun_tail;
+        for (int r : out_.ranks_seen()) run.rank_tails[r] = out_.rank_tail(r);
         return run;
     }
 
 private:
-    // Whether the step exists: a rank has beaten, or Slurm lists a step that
-    // was not there before srun. Sets run.start_stuck once --start-timeout has
-    // passed while Slurm still lists no new step.
     enum class Creation { Created, Waiting, Unknown };
-    Creation check_created(double started_unix, StepRun& run) {
-        for (int r = 0; r < ranks_ && !created_; ++r) created_ = mtime_of(heartbeat_path(heartbeat_, r)) >= started_unix;
+    // Whether the step exists: a rank has beaten, or Slurm lists our step. Sets
+    // run.start_stuck once --start-timeout has passed while Slurm lists none.
+    Creation check_created(StepRun& run) {
+        for (int r = 0; r < ranks_ && !created_; ++r) created_ = read_beat(heartbeat_path(heartbeat_, r)).mtime >= launched_unix_;
         if (created_) return Creation::Created;
-        auto steps = job_steps(c_.job_id);
-        if (!steps) return Creation::Unknown;  // squeue failed: no verdict (--hang-timeout still bounds the step)
-        for (const auto& s : *steps) created_ = created_ || !steps_before_.count(s);
+        std::optional<bool> found = step_.find();
+        if (!found) return Creation::Unknown;  // squeue failed: no verdict (--hang-timeout still bounds the step)
+        created_ = *found;
         if (created_) return Creation::Created;
         if (unix_now() - launched_unix_ > o_.start_timeout_s) run.start_stuck = true;
         return Creation::Waiting;
     }
 
-    void relay(int fd, int timeout_ms) {
-        if (fd < 0) {
+    void write_all(int fd, const std::string& text) {
+        for (size_t off = 0; off < text.size();) {
+            ssize_t w = ::write(fd, text.data() + off, text.size() - off);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) return;
+            off += size_t(w);
+        }
+    }
+
+    // One read from each stream that has data (srun's stdout and stderr), relayed without labels.
+    void relay(const Child& child, int timeout_ms) {
+        pollfd p[2] = {{child.stdout_fd, POLLIN, 0}, {child.stderr_fd, POLLIN, 0}};
+        if (child.stdout_fd < 0 && child.stderr_fd < 0) {
             ::usleep(useconds_t(timeout_ms) * 1000);
             return;
         }
-        pollfd p{fd, POLLIN, 0};
-        if (::poll(&p, 1, timeout_ms) <= 0) return;
-        char buf[65536];
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n <= 0) {
-            ::usleep(useconds_t(timeout_ms) * 1000);  // EOF before srun's exit: do not spin
-            return;
+        if (::poll(p, 2, timeout_ms) <= 0) return;
+        bool any = false;
+        for (int i = 0; i < 2; ++i) {
+            if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP))) continue;
+            char buf[65536];
+            ssize_t n = ::read(p[i].fd, buf, sizeof buf);
+            if (n <= 0) continue;
+            any = true;
+            write_all(i == 0 ? 1 : 2, out_.feed(buf, size_t(n), i == 1));
         }
-        ssize_t w = ::write(2, buf, size_t(n));
-        (void)w;
-        tail_.append(buf, size_t(n));
-        if (tail_.size() > kTail) tail_.erase(0, tail_.size() - kTail);
+        if (!any) ::usleep(useconds_t(timeout_ms) * 1000);  // EOF before srun's exit: do not spin
     }
 
-    void drain(int fd) {
-        if (fd < 0) return;
+    void drain(const Child& child) {
         const double until = mono_now() + 2;
-        ::fcntl(fd, F_SETFL, O_NONBLOCK);
-        char buf[65536];
-        while (mono_now() < until) {
-            ssize_t n = ::read(fd, buf, sizeof buf);
-            if (n <= 0) break;
-            ssize_t w = ::write(2, buf, size_t(n));
-            (void)w;
-            tail_.append(buf, size_t(n));
+        const int fds[2] = {child.stdout_fd, child.stderr_fd};
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i] < 0) continue;
+            ::fcntl(fds[i], F_SETFL, O_NONBLOCK);
+            char buf[65536];
+            while (mono_now() < until) {
+                ssize_t n = ::read(fds[i], buf, sizeof buf);
+                if (n <= 0) break;
+                write_all(i == 0 ? 1 : 2, out_.feed(buf, size_t(n), i == 1));
+            }
+            write_all(i == 0 ? 1 : 2, out_.flush(i == 1));
+            ::close(fds[i]);
         }
-        if (tail_.size() > kTail) tail_.erase(0, tail_.size() - kTail);
-        ::close(fd);
     }
 
-    void check_beats(double started_unix, StepRun& run) {
-        bool all = true;
-        for (int r = 0; r < ranks_; ++r) {
-            beats_[size_t(r)] = mtime_of(heartbeat_path(heartbeat_, r));
-            all = all && beats_[size_t(r)] >= started_unix;
+    void check_beats(StepRun& run) {
+        const double now = unix_now();
+        for (int r = 0; r < ranks_; ++r) beats_.update(r, read_beat(heartbeat_path(heartbeat_, r)), now);
+        if (beats_.all_started() && run.all_beating_unix < 0) run.all_beating_unix = now;
+        if (o_.hang_timeout_s > 0 && !run.hang && created_) {
+            HangPolicy policy;
+            policy.hang_timeout_s = o_.hang_timeout_s;
+            policy.startup_timeout_s = o_.startup_timeout_s > 0 ? o_.startup_timeout_s : std::max(600.0, o_.hang_timeout_s);
+            run.hang = judge_hang(beats_.ranks(), beats_.created(), now, policy, pool_.slots, c_.tasks_per_node);
         }
-        if (all && run.all_beating_unix < 0) run.all_beating_unix = unix_now();
-        if (o_.hang_timeout_s > 0 && !run.hang) run.hang = stalest_rank(beats_, started_unix, unix_now(), o_.hang_timeout_s);
     }
 
-    static constexpr size_t kTail = 64 * 1024;
     const JobOptions& o_;
     const JobContext& c_;
+    const NodePool& pool_;
     std::string heartbeat_;
     int ranks_;
-    std::vector<double> beats_;
-    std::set<std::string> steps_before_;
+    RankOutput out_;
+    BeatTracker beats_;
+    OurStep& step_;
     bool created_ = false;
     double launched_unix_ = 0;
-    std::string tail_;
 };
 
 struct Verdict {
@@ -274,6 +344,36 @@ struct Verdict {
     int rank = -1;
     int status = 0;
 };
+
+// The slot nodes Slurm reports down or not responding (one bounded sinfo).
+std::vector<std::string> slurm_lost_nodes(const std::vector<std::string>& nodes) {
+    std::vector<std::string> lost;
+    if (nodes.empty()) return lost;
+    CommandResult r = run_command({"sinfo", "-h", "-N", "-n", join(nodes), "-o", "%N|%T"}, 10);
+    if (r.status != 0) return lost;
+    std::istringstream in(r.output);
+    for (std::string line; std::getline(in, line);) {
+        const size_t bar = line.find('|');
+        if (bar == std::string::npos) continue;
+        const std::string node = line.substr(0, bar), state = line.substr(bar + 1);
+        const bool gone = state.find('*') != std::string::npos || state.rfind("down", 0) == 0 || state.rfind("fail", 0) == 0;
+        if (gone && std::find(lost.begin(), lost.end(), node) == lost.end()) lost.push_back(node);
+    }
+    return lost;
+}
+
+// The slots none of whose ranks srun reported an end for (srun could not reach them).
+std::vector<std::string> unreported_slots(const std::vector<SrunEvent>& events, const NodePool& pool, int tasks_per_node) {
+    std::vector<std::string> out;
+    for (size_t s = 0; s < pool.slots.size(); ++s) {
+        bool reported = false;
+        for (const auto& e : events)
+            for (const auto& [lo, hi] : e.ranks)
+                if (size_t(hi) / size_t(tasks_per_node) >= s && size_t(lo) / size_t(tasks_per_node) <= s) reported = true;
+        if (!reported) out.push_back(pool.slots[s]);
+    }
+    return out;
+}
 
 // `fresh`: the node this step got in place of a failed one ("" none), blamed
 // when Slurm did not create the step in time (the others ran the last step).
@@ -291,35 +391,33 @@ Verdict judge(const StepRun& run, const NodePool& pool, int tasks_per_node, cons
     }
     if (run.hang) {
         v.rank = run.hang->rank;
-        size_t slot = size_t(v.rank / tasks_per_node);
-        v.node = slot < pool.slots.size() ? pool.slots[slot] : "";
+        v.node = run.hang->node;
+        v.status = 1;
         v.cls.cls = FailureClass::Failed;
-        v.cls.local = true;
-        v.cls.evidence = "hang: no heartbeat from rank " + std::to_string(v.rank) + " on " + v.node + " for " +
-                         std::to_string(int(run.hang->silent_s)) + " s";
+        v.cls.local = !v.node.empty();
+        v.cls.evidence = run.hang->evidence;
         return v;
     }
-    ChildEnd end = run.end;
-    SrunBlame b = blame_srun_output(end.stderr_tail);
-    v.node = b.node;
-    v.rank = b.rank;
-    if (b.rank >= 0) {
-        end.exited = b.exited;
-        end.exit_code = b.exit_code;
-        end.term_signal = b.term_signal;
-        v.status = b.exited ? b.exit_code : 128 + b.term_signal;
-    } else {
+    if (run.end.got_term) {
+        ChildEnd end = run.end;
         end.exited = true;
         end.exit_code = run.srun_status;
+        v.cls = classify(end, ClassifyPolicy{});
+        return v;
     }
-    ClassifyPolicy pol;
-    v.cls = classify(end, pol);
-    if (b.node_lost && v.cls.cls != FailureClass::Timeout && v.cls.cls != FailureClass::Preemption) {
-        v.cls.cls = FailureClass::NodeFault;
-        v.cls.evidence = b.line;
-        if (v.status == 0) v.status = 1;
-    }
-    if (v.cls.evidence.empty() && !b.line.empty()) v.cls.evidence = b.line;
+    StepEndFacts f;
+    f.events = srun_events(run.srun_tail);
+    f.rank_tails = run.rank_tails;
+    f.slots = pool.slots;
+    f.tasks_per_node = tasks_per_node;
+    f.srun_status = run.srun_status;
+    const bool node_line = std::any_of(f.events.begin(), f.events.end(), [](const SrunEvent& e) { return e.node_lost; });
+    if (!node_line && !f.events.empty()) f.slurm_lost = slurm_lost_nodes(unreported_slots(f.events, pool, tasks_per_node));
+    StepVerdict sv = root_cause(f, ClassifyPolicy{});
+    v.cls = sv.cls;
+    v.node = sv.node;
+    v.rank = sv.rank;
+    v.status = sv.status;
     return v;
 }
 
@@ -339,9 +437,19 @@ void record_excluded(const std::string& job_id, const std::string& node, EventLo
     log.write(Event("excluded_node").add("excluded", node).add("recorded", u.status == 0));
 }
 
+// Whether the user's srun arguments label the output themselves (then srun's
+// labels are theirs and stay in what is relayed).
+bool user_labels(const JobOptions& o) {
+    for (const auto& a : o.srun_args)
+        if (a == "-l" || a == "--label") return true;
+    return false;
+}
+
 std::vector<std::string> srun_argv(const JobOptions& o, const NodePool& pool, int tasks_per_node) {
     // No --nodes: Slurm 24.11 refuses it with --distribution=arbitrary (the list names the nodes).
-    std::vector<std::string> a = {"srun", "--kill-on-bad-exit=1", "--distribution=arbitrary",
+    // --label: each line says which rank wrote it, so the root cause is read per rank
+    // (the labels are taken off again before the lines are relayed).
+    std::vector<std::string> a = {"srun", "--kill-on-bad-exit=1", "--distribution=arbitrary", "--label",
                                   "--ntasks=" + std::to_string(pool.slots.size() * size_t(tasks_per_node)),
                                   "--nodelist=" + task_nodelist(pool.slots, tasks_per_node)};
     a.insert(a.end(), o.srun_args.begin(), o.srun_args.end());
@@ -409,15 +517,48 @@ Event step_event(const char* name, const NodePool& pool, int attempt) {
     return e;
 }
 
+// srun while it runs: whatever ends the supervisor (an exception included) ends
+// the step first, so no rank is ever left running with nothing watching it.
+class RunningSrun {
+public:
+    RunningSrun(Child& child, OurStep& step, double kill_timeout_s) : child_(child), step_(step), kill_timeout_s_(kill_timeout_s) {}
+    RunningSrun(const RunningSrun&) = delete;
+    RunningSrun& operator=(const RunningSrun&) = delete;
+    void ended() { ended_ = true; }
+    ~RunningSrun() {
+        if (ended_ || child_.pid <= 0) return;
+        ::kill(child_.pid, SIGTERM);
+        int status = 0;
+        for (double t0 = mono_now(); mono_now() - t0 < kill_timeout_s_;) {
+            if (::waitpid(child_.pid, &status, WNOHANG) == child_.pid) return;
+            ::usleep(100000);
+        }
+        ::kill(child_.pid, SIGKILL);
+        step_.cancel();
+        ::waitpid(child_.pid, &status, 0);
+    }
+
+private:
+    Child& child_;
+    OurStep& step_;
+    double kill_timeout_s_;
+    bool ended_ = false;
+};
+
+std::string user_error_message(const Verdict& v) {
+    return std::string(failure_class_name(v.cls.cls)) + ": " + v.cls.evidence + "; the job ends with " +
+           std::to_string(v.status) + " (no spare used, no requeue)";
+}
+
 int supervise(const JobOptions& o, JobContext& c) {
     NodePool pool = split_allocation(c.nodes, o.spares, c.islands);
-    ::mkdir(c.state_dir.c_str(), 0755);
     EventLog log;
     std::string err;
     if (!log.open(o.log_dir.empty() ? c.state_dir : o.log_dir, EventContext{c.job_id, "job", c.requeues, -1, env("SLURMD_NODENAME")}, err))
         say(err + " (no event log)");
     log.write(step_event("job_start", pool, 0).add("islands", c.island_sources).add("tasks_per_node", c.tasks_per_node)
-                  .add("max_restarts", o.max_restarts).add("min_nodes", o.min_nodes).add("hang_timeout_s", o.hang_timeout_s));
+                  .add("max_restarts", o.max_restarts).add("min_nodes", o.min_nodes).add("hang_timeout_s", o.hang_timeout_s)
+                  .add("restarts_before", c.restarts_before + c.requeues));
     say("step on " + join(pool.slots) + (pool.spares.empty() ? "" : "; spares " + join(pool.spares)));
     RestartPolicy policy{o.max_restarts, o.min_nodes};
     double fault_unix = -1;
@@ -427,30 +568,46 @@ int supervise(const JobOptions& o, JobContext& c) {
             drop_spare(pool, n);
             to_record.push_back(n);
         }
-    std::string fresh;  // the node the last Replace put in
+    std::string fresh;        // the node the last Replace put in
+    bool after_node_loss = false;  // the last step ended with a node lost
     for (int restarts = 0;; ++restarts) {
+        // The job's restarts so far: this run's, earlier runs' (the state directory) and requeues.
+        const int restarts_total = restarts + c.restarts_before + c.requeues;
         const int ranks = int(pool.slots.size()) * c.tasks_per_node;
-        const std::string heartbeat = attempt_pattern(c.heartbeat, restarts);
+        const std::string heartbeat = attempt_pattern(c.heartbeat, restarts + c.restarts_before);
         SpawnOptions so;
-        so.extra_env = {{env::kRunRestartCount, std::to_string(restarts + c.requeues)},
+        so.capture_stdout = true;
+        so.extra_env = {{env::kRunRestartCount, std::to_string(restarts_total)},
                         {env::kRunLastCheckpoint, last_checkpoint(c.checkpoint_report)},
                         {env::kRunCheckpointReport, c.checkpoint_report},
-                        {env::kRunHeartbeat, heartbeat}};
+                        {env::kRunHeartbeat, heartbeat},
+                        {env::kRankOrder, "slurm"}};
         if (!python_helper_dir().empty()) so.extra_env.emplace_back("PYTHONPATH", step_pythonpath());
-        std::set<std::string> steps_before = job_steps(c.job_id).value_or(std::set<std::string>{});
+        // Rank 0 runs on slot 0's node, which need not be the first of the step's node list
+        // once a spare took a slot: the rendezvous address follows it (an address of the
+        // user's own that names no node of the job is kept).
+        if (const std::string user = env("MASTER_ADDR");
+            user.empty() || std::find(c.nodes.begin(), c.nodes.end(), user) != c.nodes.end())
+            so.extra_env.emplace_back("MASTER_ADDR", pool.slots.front());
+        OurStep step(c.job_id, job_steps(c.job_id).value_or(std::map<std::string, std::string>{}));
         Child child = spawn_child(srun_argv(o, pool, c.tasks_per_node), so);
         const double launched_unix = unix_now();
         if (child.pid < 0) {
             say("cannot start srun: " + child.error);
             return 127;
         }
-        log.write(step_event("step_launch", pool, restarts).add("ranks", ranks));
-        // The node the last decision excluded goes into the job's record once the new step runs
-        // (two bounded RPCs that must not delay the restart).
-        for (const auto& n : to_record) record_excluded(c.job_id, n, log);
-        to_record.clear();
-        StepWatch watch(o, c, heartbeat, ranks, std::move(steps_before));
-        StepRun run = watch.watch(child, launched_unix);
+        StepRun run;
+        {
+            RunningSrun running(child, step, o.kill_timeout_s);
+            log.write(step_event("step_launch", pool, restarts).add("ranks", ranks));
+            // The node the last decision excluded goes into the job's record once the new step runs
+            // (two bounded RPCs that must not delay the restart).
+            for (const auto& n : to_record) record_excluded(c.job_id, n, log);
+            to_record.clear();
+            StepWatch watch(o, c, pool, heartbeat, ranks, !user_labels(o), step);
+            run = watch.watch(child, launched_unix);
+            running.ended();
+        }
         if (fault_unix > 0 && run.all_beating_unix > 0) {
             double restart_s = run.all_beating_unix - fault_unix;
             RestartWaste w = daly_with_restart(o.checkpoint_cost_s, o.mtbf_per_node_s / double(c.nodes.size()), restart_s,
@@ -461,37 +618,63 @@ int supervise(const JobOptions& o, JobContext& c) {
                 std::to_string(int(w.interval_s)) + " s");
         }
         Verdict v = judge(run, pool, c.tasks_per_node, fresh, o.start_timeout_s);
+        const std::string was_fresh = fresh;
         fresh.clear();
         fault_unix = run.hang_unix > 0 ? run.hang_unix : run.end_unix;
         if (run.start_stuck) log.write(Event("step_start_timeout").add("attempt", restarts).add("node", v.node)
                                            .add("start_timeout_s", o.start_timeout_s));
         if (run.hang) log.write(Event("hang").add("attempt", restarts).add("rank", v.rank).add("node", v.node)
-                                    .add("silent_s", run.hang->silent_s).add("detected_unix", run.hang_unix));
+                                    .add("silent_s", run.hang->silent_s).add("startup", run.hang->startup)
+                                    .add("detected_unix", run.hang_unix).add("evidence", run.hang->evidence));
         log.write(Event("step_end").add("attempt", restarts).add("class", failure_class_name(v.cls.cls))
                       .add("evidence", v.cls.evidence).add("node", v.node).add("rank", v.rank).add("exit_status", v.status)
                       .add("srun_killed", run.killed));
         if (v.cls.cls == FailureClass::Success) return 0;
         if (run.end.got_term) return v.status ? v.status : 143;
-        RestartDecision d = decide_restart(pool, v.cls, v.node, restarts, policy, c.islands);
+        if (v.cls.cls == FailureClass::UserError) {
+            say(user_error_message(v));
+            log.write(Event("restart_decision").add("action", "stop").add("reason", user_error_message(v))
+                          .add("failed_node", "").add("replacement", "").add("same_island", false).add("restarts", restarts_total));
+            return v.status ? v.status : 1;
+        }
+        // A step Slurm does not create right after a node loss is the allocation's state
+        // (22.05 cannot create a GPU step in a job that lost a node), not the spare's fault:
+        // the job is requeued (when it asked) instead of burning the next spares.
+        const bool stuck_after_loss = run.start_stuck && after_node_loss && !was_fresh.empty();
+        if (stuck_after_loss) {
+            v.node.clear();
+            v.cls.evidence += " right after a node loss: the allocation cannot start a new step, not " + was_fresh + "'s fault";
+        }
+        after_node_loss = v.cls.cls == FailureClass::NodeFault;
+        RestartDecision d = decide_restart(pool, v.cls, v.node, restarts_total, policy, c.islands);
         if (run.start_stuck && v.node.empty() && d.action == RestartAction::Relaunch) {
-            d.action = RestartAction::Stop;
-            d.reason = v.cls.evidence + ", with no new node to blame";
-        } else if (v.node.empty() && !run.hang && d.action == RestartAction::Relaunch) {
+            d.action = stuck_after_loss ? RestartAction::Requeue : RestartAction::Stop;
+            d.reason = v.cls.evidence + (stuck_after_loss ? "" : ", with no new node to blame");
+        } else if (v.node.empty() && !run.hang && d.action == RestartAction::Relaunch && v.cls.cls != FailureClass::PeerLost) {
             // No task and no node line: srun itself failed (an option, the resources); the
             // same srun again would fail the same way, restarts spent in a second.
             d.action = RestartAction::Stop;
-            d.reason = "srun ended with " + std::to_string(v.status) + " before any rank reported: " + last_srun_error(run.end.stderr_tail);
+            d.reason = "srun ended with " + std::to_string(v.status) + " before any rank reported: " + last_srun_error(run.srun_tail);
         }
         // The spare the decision names must pass its check, else the next one is tried.
         while (d.action == RestartAction::Replace && !checked_out(o, c, {d.replacement}, "replace", log).empty()) {
             drop_spare(pool, d.replacement);
             to_record.push_back(d.replacement);
-            d = decide_restart(pool, v.cls, v.node, restarts, policy, c.islands);
+            d = decide_restart(pool, v.cls, v.node, restarts_total, policy, c.islands);
+        }
+        // gputopo-launch's rule: only a job that asked for it is requeued.
+        if (d.action == RestartAction::Requeue) {
+            read_requeue_asked(c);
+            if (!c.requeue_asked) {
+                d.action = RestartAction::Stop;
+                d.reason += "; but the job did not ask for a requeue (read: " + c.requeue_sources +
+                            "; submit with sbatch --requeue): the job ends";
+            }
         }
         say(std::string(restart_action_name(d.action)) + ": " + d.reason);
         Event de("restart_decision");
         de.add("action", restart_action_name(d.action)).add("reason", d.reason).add("failed_node", d.failed_node)
-            .add("replacement", d.replacement).add("same_island", d.same_island).add("restarts", restarts);
+            .add("replacement", d.replacement).add("same_island", d.same_island).add("restarts", restarts_total);
         log.write(de);
         if (d.action == RestartAction::Stop) return v.status ? v.status : 1;
         if (d.action == RestartAction::Requeue) {
@@ -501,6 +684,7 @@ int supervise(const JobOptions& o, JobContext& c) {
         if (d.action == RestartAction::Replace || d.action == RestartAction::Shrink) to_record.push_back(d.failed_node);
         if (d.action == RestartAction::Replace) fresh = d.replacement;
         apply_decision(pool, d);
+        record_restarts(c.state_dir, c.restarts_before + restarts + 1);
     }
 }
 

@@ -47,6 +47,18 @@ NodePool split_allocation(const std::vector<std::string>& nodes, int spares, con
     }
     NodePool pool;
     for (const auto& n : nodes) (contains(picked, n) ? pool.spares : pool.slots).push_back(n);
+    // Slots island by island (islands in the order the allocation first names them), so
+    // that ranks in slot order are island-ordered; a replacement keeps its slot after that.
+    std::map<size_t, size_t> first_seen;
+    for (size_t i = 0; i < nodes.size(); ++i) first_seen.emplace(islands.find(nodes[i]), i);
+    std::map<std::string, size_t> position;
+    for (size_t i = 0; i < nodes.size(); ++i) position.emplace(nodes[i], i);
+    auto key = [&](const std::string& n) {
+        const size_t k = islands.find(n);
+        return k == IslandMap::npos ? position[n] : first_seen[k];
+    };
+    std::stable_sort(pool.slots.begin(), pool.slots.end(),
+                     [&](const std::string& a, const std::string& b) { return key(a) < key(b); });
     return pool;
 }
 
@@ -121,8 +133,10 @@ RestartDecision decide_restart(const NodePool& pool, const Classification& c, co
         return d;
     }
     d.action = RestartAction::Requeue;
-    d.reason = what + " on " + failed_node + ": no spare left and --min-nodes " + std::to_string(min_nodes) +
-               " allows no shrinking; requeueing the job without " + failed_node;
+    d.reason = what + " on " + failed_node + ": no spare left and " +
+               (policy.min_nodes > 0 ? "--min-nodes " + std::to_string(min_nodes) + " allows no shrinking"
+                                     : std::string("no --min-nodes (shrinking not allowed)")) +
+               "; requeueing the job without " + failed_node;
     return d;
 }
 

@@ -27,8 +27,8 @@ struct NodePool {
     std::vector<std::string> excluded;  // failed, out for the rest of the job
 };
 
-// The allocation's nodes (Slurm's order) split into N - spares slots and
-// `spares` spares. Throws std::invalid_argument (a message naming --spares)
+// The allocation's nodes (Slurm's order) split into N - spares slots (grouped
+// island by island, each island's in Slurm's order) and `spares` spares. Throws std::invalid_argument (a message naming --spares)
 // when spares >= nodes.
 NodePool split_allocation(const std::vector<std::string>& nodes, int spares, const IslandMap& islands);
 

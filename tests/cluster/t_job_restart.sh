@@ -42,7 +42,7 @@ cat > "$w/a/job.sh" <<EOS
 #!/bin/bash
 exec $G run --spares 2 --max-restarts 5 --hang-timeout 5 --kill-timeout 15 --state-dir $w/a/state -- $here/job_rank.sh $w/a
 EOS
-ja=$(with_timeout 30 sbatch --parsable -N4 --no-kill -t 10 -o "$w/a/job.out" "$w/a/job.sh")
+ja=$(with_timeout 30 sbatch --parsable -N4 --no-kill --requeue -t 10 -o "$w/a/job.out" "$w/a/job.sh")
 cat > "$w/b/job.sh" <<EOS
 #!/bin/bash
 $G run --spares 1 --max-restarts 5 --state-dir $w/b/state -- $here/job_rank.sh $w/b

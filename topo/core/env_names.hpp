@@ -86,6 +86,7 @@ inline constexpr const char* kRunRestartCount = "GPUTOPO_RESTART_COUNT";        
 inline constexpr const char* kRunLastCheckpoint = "GPUTOPO_LAST_CHECKPOINT";     // what the program last wrote to the report file
 inline constexpr const char* kRunCheckpointReport = "GPUTOPO_CHECKPOINT_REPORT"; // the file the program writes its checkpoint to
 inline constexpr const char* kRunHeartbeat = "GPUTOPO_HEARTBEAT";                // heartbeat file pattern, %r = the rank
+inline constexpr const char* kRankOrder = "GPUTOPO_RANK_ORDER";                  // "slurm": island mode keeps SLURM_PROCID as the rank (gputopo run's slots)
 
 // Read from Slurm (job, step and task environment).
 inline constexpr const char* kSlurmdNodename = "SLURMD_NODENAME";

@@ -44,6 +44,20 @@ StepInputs step_inputs(const EnvReader& env) {
     return in;
 }
 
+// GPUTOPO_RANK_ORDER=slurm (set by `gputopo run`, whose node slots are already
+// island by island and must keep their ranks when a spare takes a slot): the
+// rank stays SLURM_PROCID. nullopt otherwise, or when SLURM_PROCID is not a rank
+// of the step.
+std::optional<uint64_t> slurm_rank_kept(const EnvReader& env, uint64_t world) {
+    if (env(env::kRankOrder).value_or("") != "slurm") return std::nullopt;
+    const std::string procid = env(env::kSlurmProcid).value_or("");
+    if (procid.empty() || procid.size() > 9 || procid.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt;
+    const uint64_t r = std::stoull(procid);
+    if (r >= world) return std::nullopt;
+    return r;
+}
+
 uint32_t task_position(const Plan& plan, int task) {
     std::vector<uint32_t> positions = local_positions(plan);
     if (task < 0 || static_cast<size_t>(task) >= positions.size())
@@ -110,9 +124,13 @@ TaskIslands task_islands(const IslandMap& map, const std::string& node_name, con
 
     TaskIslands out;
     out.placement = place_task(in.nodes, in.counts, map, node_name, position);
+    const std::optional<uint64_t> kept = slurm_rank_kept(env, out.placement.world);
+    if (kept) out.placement.rank = *kept;
     const IslandPlacement& p = out.placement;
     for (auto& [name, value] : island_env(p)) out.set.push_back(EnvVar{name, value, false});
-    out.node_rank = island_node_rank(in.nodes, in.counts, map, node_name, p, position);
+    const bool uniform = in.counts.runs().size() == 1 && in.counts.runs()[0].first > 0;
+    out.node_rank = kept && uniform ? *kept / in.counts.runs()[0].first
+                                    : island_node_rank(in.nodes, in.counts, map, node_name, p, position);
     out.set.push_back(EnvVar{env::kNodeRankIsland, std::to_string(out.node_rank), false});
 
     out.verbose = " xisland=" + p.island + " island_rank=" + std::to_string(p.island_rank) + "/" +
