@@ -8,12 +8,14 @@ beside the training script works as well.
     start = gputopo_run.last_checkpoint()      # None on the first start
     for step in ...:
         train_step()
-        gputopo_run.heartbeat()                # from the training loop itself
+        gputopo_run.heartbeat(step)            # from the training loop itself
         if saved: gputopo_run.report_checkpoint(path)   # rank 0
 
 Call heartbeat() from the loop that makes progress, not from a thread of its
-own: a thread would go on beating while the loop is stuck, and the hang
-(`--hang-timeout`) would never be seen. Outside `gputopo run` (no
+own: the step it is given is the progress `--hang-timeout` watches. The helper
+adds a writer thread of its own that only says the process lives and where the
+loop is (inside torch, waiting for the other ranks, or in the program's code),
+so that a hang is blamed on the rank that hung. Outside `gputopo run` (no
 GPUTOPO_HEARTBEAT) every call does nothing.
 """
 
@@ -34,7 +36,18 @@ _lock = threading.Lock()
 _writer = None
 _warned = False
 _loop_thread = None  # the thread that calls heartbeat(): the training loop
-_TORCH_DIR = os.sep + "torch" + os.sep
+# The frameworks whose calls wait for the other ranks (collectives, backward).
+_FRAMEWORKS = ("torch",)
+
+
+def _framework_dirs():
+    dirs = []
+    for name in _FRAMEWORKS:
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if path:
+            dirs.append(os.path.dirname(os.path.abspath(path)) + os.sep)
+    return dirs
 
 
 def rank():
@@ -90,7 +103,7 @@ def _where():
     if frame is None:
         return "u", "?"
     name = frame.f_code.co_filename
-    state = "c" if _TORCH_DIR in name else "u"
+    state = "c" if any(name.startswith(d) for d in _framework_dirs()) else "u"
     return state, "%s:%d" % (os.path.basename(name).replace(" ", "_"), frame.f_lineno)
 
 

@@ -30,6 +30,7 @@
 #include "launcher/job/step_end.hpp"
 #include "launcher/requeue/requeue.hpp"
 #include "launcher/requeue/slurm_ctl.hpp"
+#include "step/framework_env.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/fabric/hostlist.hpp"
 #include "topo/fabric/slurm_islands.hpp"
@@ -445,13 +446,20 @@ bool user_labels(const JobOptions& o) {
     return false;
 }
 
-std::vector<std::string> srun_argv(const JobOptions& o, const NodePool& pool, int tasks_per_node) {
+// `overlap`: the job lost a node. Slurm 22.05 shifts a resized job's per-node GRES
+// tables but not its steps' (gres_ctld.c _job_dealloc / _step_dealloc; fixed in
+// 23.02.3), so a node after the lost one keeps GPUs counted as held by the dead
+// step forever, and a GPU step asking for them is never created ("Requested nodes
+// are busy"). --overlap (overlap=force in 22.05) skips the in-use check; the step
+// still gets its GPUs. Harmless on later releases: the step is the job's only one.
+std::vector<std::string> srun_argv(const JobOptions& o, const NodePool& pool, int tasks_per_node, bool overlap) {
     // No --nodes: Slurm 24.11 refuses it with --distribution=arbitrary (the list names the nodes).
     // --label: each line says which rank wrote it, so the root cause is read per rank
     // (the labels are taken off again before the lines are relayed).
     std::vector<std::string> a = {"srun", "--kill-on-bad-exit=1", "--distribution=arbitrary", "--label",
                                   "--ntasks=" + std::to_string(pool.slots.size() * size_t(tasks_per_node)),
                                   "--nodelist=" + task_nodelist(pool.slots, tasks_per_node)};
+    if (overlap && std::find(o.srun_args.begin(), o.srun_args.end(), "--overlap") == o.srun_args.end()) a.push_back("--overlap");
     a.insert(a.end(), o.srun_args.begin(), o.srun_args.end());
     a.insert(a.end(), o.command.begin(), o.command.end());
     return a;
@@ -517,6 +525,19 @@ Event step_event(const char* name, const NodePool& pool, int attempt) {
     return e;
 }
 
+// The address of `node` for the rendezvous, as the plugin resolves the first node
+// (its name, else its NodeAddr), once per node.
+std::string master_addr_of(const std::string& node) {
+    static std::map<std::string, std::string> known;
+    auto k = known.find(node);
+    if (k != known.end()) return k->second;
+    step::MasterAddr m = step::resolve_master_addr(
+        node, [](const std::vector<std::string>& argv, double timeout_s) { return step::run_bounded(argv, timeout_s); }, 5,
+        step::read_local_slurm_conf());
+    if (!m.warning.empty()) say(m.warning);
+    return known[node] = m.addr;
+}
+
 // srun while it runs: whatever ends the supervisor (an exception included) ends
 // the step first, so no rank is ever left running with nothing watching it.
 class RunningSrun {
@@ -570,6 +591,7 @@ int supervise(const JobOptions& o, JobContext& c) {
         }
     std::string fresh;        // the node the last Replace put in
     bool after_node_loss = false;  // the last step ended with a node lost
+    bool lost_a_node = false;      // the job lost a node (its steps since run with --overlap)
     for (int restarts = 0;; ++restarts) {
         // The job's restarts so far: this run's, earlier runs' (the state directory) and requeues.
         const int restarts_total = restarts + c.restarts_before + c.requeues;
@@ -588,9 +610,9 @@ int supervise(const JobOptions& o, JobContext& c) {
         // user's own that names no node of the job is kept).
         if (const std::string user = env("MASTER_ADDR");
             user.empty() || std::find(c.nodes.begin(), c.nodes.end(), user) != c.nodes.end())
-            so.extra_env.emplace_back("MASTER_ADDR", pool.slots.front());
+            so.extra_env.emplace_back("MASTER_ADDR", master_addr_of(pool.slots.front()));
         OurStep step(c.job_id, job_steps(c.job_id).value_or(std::map<std::string, std::string>{}));
-        Child child = spawn_child(srun_argv(o, pool, c.tasks_per_node), so);
+        Child child = spawn_child(srun_argv(o, pool, c.tasks_per_node, lost_a_node), so);
         const double launched_unix = unix_now();
         if (child.pid < 0) {
             say("cannot start srun: " + child.error);
@@ -646,6 +668,7 @@ int supervise(const JobOptions& o, JobContext& c) {
             v.cls.evidence += " right after a node loss: the allocation cannot start a new step, not " + was_fresh + "'s fault";
         }
         after_node_loss = v.cls.cls == FailureClass::NodeFault;
+        lost_a_node = lost_a_node || after_node_loss;
         RestartDecision d = decide_restart(pool, v.cls, v.node, restarts_total, policy, c.islands);
         if (run.start_stuck && v.node.empty() && d.action == RestartAction::Relaunch) {
             d.action = stuck_after_loss ? RestartAction::Requeue : RestartAction::Stop;

@@ -110,7 +110,7 @@ print('%.3f' % h[0]['detected_unix'] if h else '')")
     hang=$(sub "${detected:-0}" "$t0")
     ended=$(sub "$(event_time "$w/a" step_end 3)" "$t0")
     echo "# measured: hang (SIGSTOP) -> detected ${hang} s, step ended ${ended} s (--hang-timeout 5)"
-    if [ -n "$detected" ] && events "$w/a" | grep -q '"evidence": "hang: no heartbeat from rank 1 on n4' && le "$hang" 10; then
+    if [ -n "$detected" ] && events "$w/a" | grep -q '"evidence": "hang: rank 1 on n4 made no progress' && le "$hang" 10; then
         tap_ok "$name"
     else
         tap_not_ok "$name" "$(events "$w/a" | tail -n 3)"

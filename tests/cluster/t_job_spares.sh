@@ -60,7 +60,7 @@ exec $G run --spares 2 --min-nodes 1 --max-restarts 5 --hang-timeout 4 --kill-ti
     --spare-check "$here/spare_check.sh $w/c" --spare-check-timeout 3 --state-dir $w/c/state -- $PY $here/job_rank.py $w/c
 EOS
 touch "$w/c/bad.n4"
-jc=$(with_timeout 30 sbatch --parsable -N4 --no-kill -t 10 -o "$w/c/job.out" "$w/c/job.sh")
+jc=$(with_timeout 30 sbatch --parsable -N4 --no-kill --requeue -t 10 -o "$w/c/job.out" "$w/c/job.sh")
 
 # 1. the start check.
 name="job spares: at the start every spare is checked; one that fails (exit 1) is excluded and recorded"
