@@ -229,7 +229,7 @@ public:
                         break;
                     }
                 }
-                check_beats(run);
+                check_beats(run, end_asked < 0);
                 if (run.hang && end_asked < 0) {
                     run.hang_unix = unix_now();
                     step_.cancel();
@@ -315,11 +315,12 @@ private:
         }
     }
 
-    void check_beats(StepRun& run) {
+    // `judge`: no rank has ended yet (once one has, the end's root cause decides, not silence).
+    void check_beats(StepRun& run, bool judge) {
         const double now = unix_now();
         for (int r = 0; r < ranks_; ++r) beats_.update(r, read_beat(heartbeat_path(heartbeat_, r)), now);
         if (beats_.all_started() && run.all_beating_unix < 0) run.all_beating_unix = now;
-        if (o_.hang_timeout_s > 0 && !run.hang && created_) {
+        if (judge && o_.hang_timeout_s > 0 && !run.hang && created_) {
             HangPolicy policy;
             policy.hang_timeout_s = o_.hang_timeout_s;
             policy.startup_timeout_s = o_.startup_timeout_s > 0 ? o_.startup_timeout_s : std::max(600.0, o_.hang_timeout_s);
@@ -459,7 +460,13 @@ std::vector<std::string> srun_argv(const JobOptions& o, const NodePool& pool, in
     std::vector<std::string> a = {"srun", "--kill-on-bad-exit=1", "--distribution=arbitrary", "--label",
                                   "--ntasks=" + std::to_string(pool.slots.size() * size_t(tasks_per_node)),
                                   "--nodelist=" + task_nodelist(pool.slots, tasks_per_node)};
-    if (overlap && std::find(o.srun_args.begin(), o.srun_args.end(), "--overlap") == o.srun_args.end()) a.push_back("--overlap");
+    // Its memory likewise (extract_job_resources_node compacts the job's, not the steps'):
+    // --mem=0 asks for no amount, so none is checked (the step gets the job's memory).
+    auto user_gave = [&](const char* prefix) {
+        return std::any_of(o.srun_args.begin(), o.srun_args.end(), [&](const std::string& x) { return x.rfind(prefix, 0) == 0; });
+    };
+    if (overlap && !user_gave("--overlap")) a.push_back("--overlap");
+    if (overlap && !user_gave("--mem")) a.push_back("--mem=0");
     a.insert(a.end(), o.srun_args.begin(), o.srun_args.end());
     a.insert(a.end(), o.command.begin(), o.command.end());
     return a;
@@ -662,6 +669,17 @@ int supervise(const JobOptions& o, JobContext& c) {
         // A step Slurm does not create right after a node loss is the allocation's state
         // (22.05 cannot create a GPU step in a job that lost a node), not the spare's fault:
         // the job is requeued (when it asked) instead of burning the next spares.
+        // Slurm keeps the step waiting for resources the job holds (22.05: GPUs still counted as
+        // a dead step's after the job lost a node): the same step again with --overlap, once,
+        // before a spare is blamed.
+        if (run.start_stuck && !lost_a_node && run.srun_tail.find("Requested nodes are busy") != std::string::npos) {
+            lost_a_node = true;
+            say("Slurm kept the step waiting (\"Requested nodes are busy\"): starting it again with --overlap");
+            log.write(Event("restart_decision").add("action", "relaunch").add("reason", "Requested nodes are busy: --overlap")
+                          .add("failed_node", "").add("replacement", "").add("same_island", false).add("restarts", restarts_total));
+            fresh = was_fresh;
+            continue;
+        }
         const bool stuck_after_loss = run.start_stuck && after_node_loss && !was_fresh.empty();
         if (stuck_after_loss) {
             v.node.clear();
@@ -675,8 +693,10 @@ int supervise(const JobOptions& o, JobContext& c) {
             d.reason = v.cls.evidence + (stuck_after_loss ? "" : ", with no new node to blame");
         } else if (v.node.empty() && !run.hang && d.action == RestartAction::Relaunch && v.cls.cls != FailureClass::PeerLost) {
             // No task and no node line: srun itself failed (an option, the resources); the
-            // same srun again would fail the same way, restarts spent in a second.
-            d.action = RestartAction::Stop;
+            // same srun again would fail the same way, restarts spent in a second. Right after
+            // a node loss that is the allocation Slurm left (22.05: a resized job's GPUs and
+            // memory still counted as the dead step's): a requeue starts afresh.
+            d.action = lost_a_node ? RestartAction::Requeue : RestartAction::Stop;
             d.reason = "srun ended with " + std::to_string(v.status) + " before any rank reported: " + last_srun_error(run.srun_tail);
         }
         // The spare the decision names must pass its check, else the next one is tried.

@@ -147,9 +147,17 @@ std::vector<SrunEvent> srun_events(const std::string& text) {
     std::vector<SrunEvent> out;
     std::istringstream in(text);
     std::string line;
+    bool teardown = false;
     while (std::getline(in, line) && out.size() < 4096) {
         SrunEvent e;
-        if (line.size() < 512 && event_of(line, e)) out.push_back(std::move(e));
+        if (line.size() < 512 && event_of(line, e)) {
+            e.teardown = teardown;
+            out.push_back(std::move(e));
+        } else if (line.rfind("srun: ", 0) == 0 &&
+                   (line.find("Terminating StepId") != std::string::npos || line.find("Force Terminated") != std::string::npos ||
+                    line.find("Job step aborted") != std::string::npos)) {
+            teardown = true;
+        }
     }
     return out;
 }
@@ -189,7 +197,11 @@ StepVerdict root_cause(const StepEndFacts& f, const ClassifyPolicy& policy) {
     // exit status is the program's, a signal may be the node's (srun's teardown kills come after).
     if (const RankEnd* r = first([](const RankEnd& e) { return e.cls.cls == FailureClass::Failed && !e.exception.empty(); }))
         return user_error(f, *r);
-    if (const RankEnd* r = first([](const RankEnd& e) { return e.cls.cls == FailureClass::Failed; })) {
+    // srun's own SIGTERM/SIGKILL after it began ending the step is teardown, not a cause.
+    if (const RankEnd* r = first([](const RankEnd& e) {
+            return e.cls.cls == FailureClass::Failed &&
+                   (e.event->exited || !e.event->teardown || (e.event->term_signal != 9 && e.event->term_signal != 15));
+        })) {
         if (r->event->exited) return user_error(f, *r);
         StepVerdict v = rank_verdict(f, *r);
         v.cls.local = true;

@@ -27,6 +27,7 @@ struct SrunEvent {
     int exit_code = 0;
     int term_signal = 0;
     bool node_lost = false;
+    bool teardown = false;  // after srun began ending the step ("Terminating StepId=..."): its own kills follow
     std::string line;
 };
 // Every such line of `text`, in order (at most 4096 lines, 64 rank ranges a line,

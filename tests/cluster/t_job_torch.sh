@@ -17,7 +17,7 @@
 #     only with --overlap: n3, after n2, keeps GPUs counted as the dead step's), the
 #     training resumes from the last checkpoint;
 # Job B, sbatch -N2 --no-kill --requeue, `gputopo run --spares 1`:
-#  3. rank 1 raises ZeroDivisionError at step 8: the job ends with 1, no spare
+#  3. rank 1 (n3; n2 is the spare) raises ZeroDivisionError at step 8: the job ends with 1, no spare
 #     used, not requeued, the tool names the exception, rank and node.
 # Prints the measured times ("# measured ...").
 set -u
@@ -126,7 +126,7 @@ for i in $(seq 1 600); do grep -q "gputopo run exit" "$w/b/job.out" 2>/dev/null 
 echo "# measured: user bug job -> ended $(sub "$(now)" "$t0") s after submission"
 sleep 1
 if grep -q "gputopo run exit 1" "$w/b/job.out" && [ ! -e "$w/b/start.1" ] &&
-   grep -q "user_error: rank 1 on n1: ZeroDivisionError: division by zero" "$w/b/job.out" &&
+   grep -q "user_error: rank 1 on n3: ZeroDivisionError: division by zero" "$w/b/job.out" &&
    ev "$w/b" "e['event'] == 'restart_decision' and e['action'] == 'stop'" &&
    ! ev "$w/b" "e['event'] == 'restart_decision' and e['action'] in ('replace', 'requeue')" &&
    [ "$(job_field "$jb" Restarts)" = 0 ]; then

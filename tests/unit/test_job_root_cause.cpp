@@ -99,6 +99,13 @@ TEST_CASE("gputopo run: a lost node is blamed, not the peers that died of it", "
     CHECK(v.cls.cls == FailureClass::NodeFault);
     CHECK(v.node == "r2");
     CHECK_THAT(v.cls.evidence, Catch::Contains("no end reported for the ranks of r2"));
+    // srun's own teardown (SIGTERM after "Terminating StepId") is not a cause either: as seen on
+    // 22.05 when a node died with its slurmstepd, its ranks never reported.
+    f = facts("srun: error: r3: task 5: Exited with exit code 1\nsrun: launch/slurm: _step_signal: Terminating StepId=1.1\n"
+              "srun: error: r3: task 4: Terminated\nsrun: error: r1: tasks 0-1: Terminated\n",
+              {{5, kPeerLost}});
+    v = root_cause(f, ClassifyPolicy{});
+    CHECK((v.cls.cls == FailureClass::NodeFault && v.node == "r2"));
     // Slurm's node state names it.
     f.slurm_lost = {"r3"};
     CHECK(root_cause(f, ClassifyPolicy{}).node == "r3");
