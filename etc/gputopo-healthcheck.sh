@@ -32,7 +32,7 @@ elif [ "$rc" -ne 0 ]; then
     # 2: a bad command line or a reference (GPUTOPO_EXPECT) that cannot be read; anything else: gputopo
     # missing or broken. The site's mistake, not the node's: never drain for it, but say so loudly
     # (syslog at err priority and standard error), on every run, until it is fixed.
-    msg="gputopo-healthcheck: NOT CHECKED, node $node not drained: '$GPUTOPO doctor $*' exited $rc"
+    msg="gputopo-healthcheck: NOT CHECKED, node $node not drained: '$GPUTOPO doctor${*:+ $*}' exited $rc"
     [ "$rc" -eq 2 ] && msg="$msg (a bad command line or an unreadable reference: GPUTOPO_EXPECT=${GPUTOPO_EXPECT:-unset})"
     [ "$rc" -eq 127 ] && msg="$msg (gputopo not found: set GPUTOPO or PATH)"
     printf '%s\n%s\n' "$msg" "$out" | logger -p daemon.err -t gputopo-healthcheck 2>/dev/null
