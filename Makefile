@@ -257,14 +257,15 @@ apt_install = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missi
 	    export DEBIAN_FRONTEND=noninteractive; \
 	    apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+# test-deps and cluster-deps come after deps: one apt-get at a time, also under make -j.
 deps:
 	@$(call apt_install,$(DEPS))
-test-deps:
+test-deps: deps
 	@$(call apt_install,$(TEST_DEPS))
-cluster-deps:
+cluster-deps: deps
 	@$(call apt_install,$(CLUSTER_DEPS))
 
-check: deps test-deps
+check: test-deps
 	$(MAKE) all unit-tests
 	bash tests/run_tests.sh --build $(BUILD)
 
@@ -282,7 +283,7 @@ golden: unit-tests
 check-cluster: all
 	bash tests/run_tests.sh --build $(BUILD) --cluster-only
 
-demo: deps cluster-deps
+demo: cluster-deps
 	$(MAKE) all
 	bash tests/cluster/demo.sh $(BUILD)
 
