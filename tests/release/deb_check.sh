@@ -46,7 +46,7 @@ if cluster_start build; then
     rc=$?
     plugstack_set_line "$(cat "$CLUSTER_DIR/etc/plugstack.conf")"
     help=$(bash -c "$(echo "$check_cmds" | grep -- '--help')" 2>&1)
-    step=$(timeout 120 srun -N1 -n1 --gpu-topo=closest,verbose true 2>&1)
+    step=$(timeout 120 srun -w n1 -N1 -n1 --gpu-topo=closest,verbose true 2>&1)
     step_rc=$?
     [ "$rc" -eq 0 ] && [ "$(readlink "$CLUSTER_DIR/etc/plugstack.conf.d/gputopo.conf")" = /usr/share/gputopo/plugstack.conf ] &&
         echo "$help" | grep -q -e '--gpu-topo' && [ "$step_rc" -eq 0 ] && echo "$step" | grep -q '^gputopo: n1 task 0:'
