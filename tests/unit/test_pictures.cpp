@@ -525,3 +525,17 @@ TEST_CASE("gputopo show: the node's warnings go to standard error with the gputo
     REQUIRE_FALSE(expected.empty());
     CHECK(r.err == expected);
 }
+
+TEST_CASE("docs/img/oci-h100-plan.svg is what developer.md's command draws today", "[pictures][cli]") {
+    const std::string cli = gputopo_test::cli_or_skip();
+    if (cli.empty()) return;
+    const std::string src = gputopo_test::source_dir();
+    // The command as developer.md prints it, from the source tree (the caption names the path).
+    auto r = gputopo_test::run_cli("/bin/sh", {"-c", "cd '" + src + "' && t=tests/fixtures/topologies/nccl && '" + cli +
+                                                         "' plan --topology "
+                                                         "$t/oci-BM.GPU.H100.8_8xH100-SXM5_8xCX7-dualport_2xXeon8480+_nccl-dump.xml "
+                                                         "--format svg"});
+    REQUIRE(r.rc == 0);
+    // When this fails after a change to the pictures: rerun developer.md's command.
+    CHECK(r.out == gputopo_test::slurp(src + "/docs/img/oci-h100-plan.svg"));
+}
