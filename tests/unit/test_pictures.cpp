@@ -321,6 +321,24 @@ TEST_CASE("svg: one bar per island, one box per package, GPUs in index order, na
     for (size_t i = 0; i < reading.size(); ++i) CHECK(reading[i].second == static_cast<int>(i));
 }
 
+TEST_CASE("svg: an island whose GPUs are not all linked pairwise says how many pairs are", "[pictures]") {
+    const Node mi250 = load_topology_file(gputopo_test::topology("nccl/rccl-topo_8p_90a_8xMI250X-GCD_1NIC_rccl-dump.xml"));
+    const SvgContent c = parse_svg(topology_svg(mi250, gpu_islands(mi250), nullptr));
+    REQUIRE(c.well_formed);
+    size_t linked = 0;
+    for (size_t i = 0; i < mi250.gpus.size(); ++i)
+        for (size_t j = i + 1; j < mi250.gpus.size(); ++j) linked += mi250.link(static_cast<int>(i), static_cast<int>(j)) ? 1 : 0;
+    REQUIRE(linked < 28);
+    bool found = false;
+    for (const auto& t : c.texts)
+        found |= t.rfind("island 0: GPU 0-7, ", 0) == 0 && t.find(", " + std::to_string(linked) + " of 28 pairs linked") != std::string::npos;
+    CHECK(found);
+    // A full mesh (XE8640: NV6 between every pair) says nothing more.
+    const Node xe = load_topology_file(gputopo_test::topology(
+        "hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml"));
+    CHECK(has_text(parse_svg(topology_svg(xe, gpu_islands(xe), nullptr)), "island 0: GPU 0-3, NVLink NV6"));
+}
+
 TEST_CASE("dot: the OCI 8-GPU/16-NIC node renders at most 1000 px wide, GPU0 first", "[pictures]") {
     const Node oci = load_topology_file(gputopo_test::topology(
         "nccl/oci-BM.GPU.H100.8_8xH100-SXM5_8xCX7-dualport_2xXeon8480+_nccl-dump.xml"));

@@ -219,13 +219,31 @@ int subtree_width(const DeviceTreeNode& t) {
     return columns_width(t.children);
 }
 
+// The lowest GPU index under `t`, INT_MAX when none.
+int lowest_gpu(const DeviceTreeNode& t) {
+    if (t.kind == DeviceTreeNode::GpuLeaf) return t.index;
+    int lo = std::numeric_limits<int>::max();
+    for (const auto& c : t.children) lo = std::min(lo, lowest_gpu(c));
+    return lo;
+}
+
+// Trees (and, in each, the children of every switch) with GPUs first, by their lowest GPU
+// index, so that GPUs read in index order; the others after them, in PCI order.
+void gpus_first(std::vector<DeviceTreeNode>& trees) {
+    for (auto& t : trees) gpus_first(t.children);
+    std::stable_sort(trees.begin(), trees.end(),
+                     [](const DeviceTreeNode& a, const DeviceTreeNode& b) { return lowest_gpu(a) < lowest_gpu(b); });
+}
+
 // The trees side by side, in as many rows as keep each within `width` (a tree wider than
-// that has a row of its own).
+// that has a row of its own), GPUs first (gpus_first).
 std::vector<std::vector<DeviceTreeNode>> device_rows(const NumaDevices* d, int width) {
     std::vector<std::vector<DeviceTreeNode>> rows;
     if (!d) return rows;
+    std::vector<DeviceTreeNode> roots = d->roots;
+    gpus_first(roots);
     int w = 0;
-    for (const auto& r : d->roots) {
+    for (const auto& r : roots) {
         const int rw = subtree_width(r);
         if (rows.empty() || (w + rw > width && !rows.back().empty())) {
             rows.emplace_back();
@@ -258,14 +276,6 @@ NumaBox numa_box(const Node& node, int numa, const CpuSet& cpus, uint64_t memory
     for (const auto& r : b.rows) rows_w = std::max(rows_w, columns_width(r));
     b.w = std::max({kMinNumaW, rows_w, text_w});
     return b;
-}
-
-// The lowest GPU index under `t`, INT_MAX when none.
-int lowest_gpu(const DeviceTreeNode& t) {
-    if (t.kind == DeviceTreeNode::GpuLeaf) return t.index;
-    int lo = std::numeric_limits<int>::max();
-    for (const auto& c : t.children) lo = std::min(lo, lowest_gpu(c));
-    return lo;
 }
 
 int lowest_gpu(const NumaBox& b) {
@@ -505,19 +515,26 @@ int place(Drawing& d, const DeviceTreeNode& t, int x) {
     return centre;
 }
 
+// "NVLink NV18 via NVSwitch", "xGMI x1"; an island whose GPUs are not all linked pairwise
+// (joined through each other) says how many of its pairs are: "xGMI x1, 12 of 28 pairs linked".
 std::string island_link_text(const Node& node, const std::vector<int>& gpus) {
     int count = 0;
+    size_t linked = 0;
     bool via_switch = false;
     for (size_t i = 0; i < gpus.size(); ++i)
         for (size_t j = i + 1; j < gpus.size(); ++j)
             if (const GpuLink* l = node.link(gpus[i], gpus[j])) {
                 count = std::max(count, l->count);
                 via_switch |= l->via_switch;
+                ++linked;
             }
     std::string kind = island_kind(node, gpus);
     if (count > 0 && kind == "NVLink") kind += " NV" + std::to_string(count);
     if (count > 0 && kind == "xGMI") kind += " x" + std::to_string(count);
     if (via_switch) kind += " via NVSwitch";
+    const size_t pairs = gpus.size() * (gpus.size() - 1) / 2;
+    if (linked > 0 && linked < pairs)
+        kind += ", " + std::to_string(linked) + " of " + std::to_string(pairs) + " pairs linked";
     return kind;
 }
 
