@@ -1,7 +1,9 @@
 # gputopo — topology-aware GPU job launch for Slurm.
 #
 #   make            build the library, the CLI, the SPANK plugin and the launcher
-#   make check      install missing build/test packages, build, run every test
+#   make deps       install the Debian packages the build needs (as root)
+#   make test-deps  install the Debian packages the tests need (a Slurm cluster, Catch2, PyTorch, ...)
+#   make check      install both when missing, build, run every test
 #   make demo       install what is missing, start a local Slurm cluster, run an
 #                   `srun --gpu-topo=island,verbose` job on shipped topologies
 #   make check-unit unit tests only;  make SAN=1 check-unit  under ASan+UBSan
@@ -38,7 +40,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # A fresh machine without the headers: name the Debian packages instead of a compiler error
 # (not for the goals that install them first: deps, check, demo).
-ifeq ($(filter clean deps check demo,$(MAKECMDGOALS)),)
+ifeq ($(filter clean deps test-deps cluster-deps check demo,$(MAKECMDGOALS)),)
   MISSING_PKGS := $(strip $(if $(shell command -v pkg-config 2>/dev/null),,pkg-config) \
       $(if $(shell pkg-config --exists hwloc 2>/dev/null && echo y),,libhwloc-dev) \
       $(if $(shell pkg-config --exists libxml-2.0 2>/dev/null && echo y),,libxml2-dev))
@@ -151,7 +153,7 @@ TARGETS += $(READERS)
 TASK_VIEW := $(BUILD)/task-view
 TARGETS += $(TASK_VIEW)
 
-.PHONY: all check check-unit check-cluster demo bench bench-deps install uninstall deb rpm deps clean unit-tests golden fuzz fuzz-targets fuzz-run
+.PHONY: all check check-unit check-cluster demo bench bench-deps install uninstall deb rpm deps test-deps cluster-deps clean unit-tests golden fuzz fuzz-targets fuzz-run
 all: $(TARGETS)
 
 $(BUILD)/obj/%.o: %.cpp
@@ -240,19 +242,30 @@ FUZZ_SECONDS ?= 25
 fuzz-run: fuzz
 	bash fuzz/run.sh $(FUZZ_SECONDS)
 
-# Install the Debian packages the build and the tests need, when missing.
-DEPS := g++ make pkg-config libhwloc-dev hwloc libxml2-dev catch2 \
-        slurmctld slurmd slurm-client libslurm-dev munge python3 procps iproute2 valgrind \
-        graphviz librsvg2-bin man-db python3-torch python3-yaml
-deps:
-	@missing=""; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+# The Debian packages, installed when missing (as root):
+#   make deps       what `make` needs: the compiler, hwloc, libxml2 and the Slurm headers
+#   make test-deps  what the tests need besides: a Slurm cluster (slurmctld, slurmd, munge),
+#                   Catch2, valgrind, Graphviz, librsvg, man-db, PyTorch (about 235 packages)
+# make check installs both; make demo the build's and the cluster's.
+BUILD_DEPS   := g++ make pkg-config libhwloc-dev libxml2-dev libslurm-dev
+CLUSTER_DEPS := slurmctld slurmd slurm-client munge python3 procps iproute2 hwloc
+TEST_DEPS    := catch2 $(CLUSTER_DEPS) valgrind graphviz librsvg2-bin man-db python3-torch python3-yaml
+DEPS         := $(BUILD_DEPS)
+apt_install = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	    echo "gputopo: installing$$missing"; \
 	    export DEBIAN_FRONTEND=noninteractive; \
 	    apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+# test-deps and cluster-deps come after deps: one apt-get at a time, also under make -j.
+deps:
+	@$(call apt_install,$(DEPS))
+test-deps: deps
+	@$(call apt_install,$(TEST_DEPS))
+cluster-deps: deps
+	@$(call apt_install,$(CLUSTER_DEPS))
 
-check: deps
+check: test-deps
 	$(MAKE) all unit-tests
 	bash tests/run_tests.sh --build $(BUILD)
 
@@ -270,7 +283,7 @@ golden: unit-tests
 check-cluster: all
 	bash tests/run_tests.sh --build $(BUILD) --cluster-only
 
-demo: deps
+demo: cluster-deps
 	$(MAKE) all
 	bash tests/cluster/demo.sh $(BUILD)
 

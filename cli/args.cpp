@@ -100,15 +100,18 @@ std::string options_help(const std::vector<OptionSpec>& specs) {
     return out;
 }
 
-int parse_count(const std::string& option, const std::string& text, int min_value) {
-    const std::string expected = "expected a whole number >= " + std::to_string(min_value);
+int parse_count(const std::string& option, const std::string& text, int min_value, int max_value) {
+    const std::string expected = "expected a whole number from " + std::to_string(min_value) + " to " +
+                                 std::to_string(max_value) +
+                                 (max_value == kMaxTasksPerNode ? ", Slurm's most tasks per node" : "");
     if (text.empty() || text.size() > 9)
         throw UsageError("bad value '" + text + "' for " + option + " (" + expected + ")");
     for (char c : text)
         if (!std::isdigit(static_cast<unsigned char>(c)))
             throw UsageError("bad value '" + text + "' for " + option + " (" + expected + ")");
     int v = std::stoi(text);
-    if (v < min_value) throw UsageError("bad value '" + text + "' for " + option + " (" + expected + ")");
+    if (v < min_value || v > max_value)
+        throw UsageError("bad value '" + text + "' for " + option + " (" + expected + ")");
     return v;
 }
 

@@ -41,9 +41,15 @@ std::string choice_list(const std::vector<std::string>& items);
 // The OPTIONS block of a subcommand's --help.
 std::string options_help(const std::vector<OptionSpec>& specs);
 
+// The largest whole number an option takes (9 digits), and the most tasks
+// one node runs: Slurm's MaxTasksPerNode may not exceed 65533 (slurm.conf(5)).
+constexpr int kMaxCount = 999999999;
+constexpr int kMaxTasksPerNode = 65533;
+
 // Value parsers: throw UsageError naming the option, the bad text and what
 // was expected.
-int parse_count(const std::string& option, const std::string& text, int min_value);
+// A whole number from min_value to max_value (at most 9 digits: 999999999).
+int parse_count(const std::string& option, const std::string& text, int min_value, int max_value = kMaxCount);
 std::string parse_choice(const std::string& option, const std::string& text, const std::vector<std::string>& choices);
 // GPU indices: "0-3", "0,2,5", "1,4-7". Keeps the order given, rejects an
 // index listed twice.

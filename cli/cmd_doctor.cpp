@@ -1,8 +1,11 @@
 // gputopo doctor: preflight of this node (GPUs, NVLinks, NVLink fabric, NIC
 // ports, NUMA affinity, GPU health), against a reference topology when one is
 // given. Exit status 0 when no check failed, 1 when one did, 2 for a bad
-// command line: usable as Slurm's HealthCheckProgram (through a wrapper that
+// command line or a reference that cannot be read (a mistyped --expect is the
+// site's mistake, not the node's: the health-check wrapper drains on 1 only):
+// usable as Slurm's HealthCheckProgram (through a wrapper that
 // drains the node, see gputopo(1)) and as a job prolog.
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -11,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "topo/core/strings.hpp"
 #include "topo/doctor.hpp"
+#include "topo/sources/topology_loader.hpp"
 
 namespace gputopo::cli {
 
@@ -27,6 +31,17 @@ std::vector<OptionSpec> doctor_options() {
             nic_policy_options()[0], nic_policy_options()[1]};
 }
 
+// The reference is read here, before any check: one that cannot be read or
+// parsed is a usage error (exit 2), never a failed check (exit 1).
+std::optional<Node> load_reference(const std::string& path) {
+    if (path.empty()) return std::nullopt;
+    try {
+        return load_topology_file(path);
+    } catch (const std::exception& e) {
+        throw UsageError(std::string("--expect: ") + e.what());
+    }
+}
+
 }  // namespace
 
 int cmd_doctor(const std::vector<std::string>& args, std::ostream& out) {
@@ -39,7 +54,8 @@ int cmd_doctor(const std::vector<std::string>& args, std::ostream& out) {
                "Checks this node before jobs run on it: NVML answers, every GPU is visible, NVLinks are up\n"
                "(as in FILE), multi-node NVLink registration is complete, RDMA NIC ports are ACTIVE at the\n"
                "expected rate, GPU NUMA affinity is sane, no uncorrectable ECC error or failed row remap.\n"
-               "Exit status: 0 no check failed (warnings allowed), 1 a check failed, 2 bad command line.\n\n"
+               "Exit status: 0 no check failed (warnings allowed), 1 a check failed, 2 a bad command line\n"
+               "or a reference FILE that cannot be read.\n\n"
             << options_help(specs);
         return 0;
     }
@@ -48,7 +64,7 @@ int cmd_doctor(const std::vector<std::string>& args, std::ostream& out) {
     for (const char* o : {"--expect", "--topology", "--nvml-library", "--sysfs-root"})
         if (parsed.has(o) && parsed.get(o).empty())
             throw UsageError(std::string("empty value for ") + o);
-    in.expect_file = parsed.get("--expect");
+    in.expected = load_reference(parsed.get("--expect"));
     in.base_topology_file = parsed.get("--topology");
     in.live = live_sources_from_environment();
     if (parsed.has("--nvml-library")) in.live.nvml_library = parsed.get("--nvml-library");
@@ -56,6 +72,7 @@ int cmd_doctor(const std::vector<std::string>& args, std::ostream& out) {
     in.live.storage_nics = split_nonempty(parsed.get("--storage-nics"), ',');
     in.nic_policy = nic_policy(parsed);
     DoctorReport report = run_doctor(in);
+    if (parsed.has("--expect")) report.reference = parsed.get("--expect");
     out << (format == "json" ? doctor_json(report) : doctor_table(report));
     return report.exit_code();
 }

@@ -10,6 +10,7 @@
 #include "cli/input.hpp"
 #include "topo/core/conf_lines.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/suggest.hpp"
 #include "topo/fabric/island_sources.hpp"
 #include "topo/fabric/node_labels.hpp"
 #include "topo/output/json_writer.hpp"
@@ -50,8 +51,12 @@ void apply_keys(LabelKeys& keys, const std::string& text) {
                             : name == "core"      ? &keys.core
                             : name == "island"    ? &keys.island
                                                   : nullptr;
-        if (!slot || key.empty() || key.size() > 253 || key.find_first_of(" \t=") != std::string::npos)
-            throw UsageError("--keys: '" + item + "': expected NAME=KEY with NAME accelerator, sub-domain, leaf, spine, core or island");
+        if (!slot || key.empty() || key.size() > 253 || key.find_first_of(" \t=") != std::string::npos) {
+            const std::string near =
+                slot ? "" : nearest_word(name, {"accelerator", "sub-domain", "leaf", "spine", "core", "island"});
+            throw UsageError("--keys: '" + item + "': " + (near.empty() ? "" : "did you mean " + near + "? ") +
+                             "expected NAME=KEY with NAME accelerator, sub-domain, leaf, spine, core or island");
+        }
         *slot = key;
     }
 }

@@ -26,6 +26,7 @@ std::vector<OptionSpec> plan_options() {
             {"--ntasks", "N", "local tasks (default: allocated GPUs / --gpus-per-task, or one per GPU)"},
             {"--gpus-per-task", "K", "GPUs per task (default: allocated GPUs / tasks)"},
             {"--cpus", "CPULIST", "CPUs the step may use, e.g. 0-31,64-95 (default: every CPU)"},
+            {"--cpus-per-task", "N", "CPUs per task, as srun -c N gives the plugin (default: each task's whole share)"},
             {"--mode", "none|closest|island", "binding mode (default: closest)"},
             {"--whole-cores", "", "more tasks than cores local to their GPUs: whole cores elsewhere, not hardware threads"},
             {"--env", "", "also print each task's environment variables, as the plugin sets them (table format)"},
@@ -34,16 +35,19 @@ std::vector<OptionSpec> plan_options() {
             picture_format_option()};
 }
 
-// "task 0: NAME=VALUE", every variable the plugin would set (topo/plan/task_env.hpp).
-void print_task_env(const Node& node, const Plan& plan, std::ostream& out) {
+// "task 0: NAME=VALUE", every variable the plugin would set (topo/plan/task_env.hpp);
+// with -c N one OpenMP place per CPU, as the plugin sets them (step/step_binding.cpp).
+void print_task_env(const Node& node, const Plan& plan, const PlanRequest& req, std::ostream& out) {
+    TaskEnvOptions eo;
+    eo.omp_per_thread = req.cpus_per_task > 0;
     for (size_t t = 0; t < plan.tasks.size(); ++t)
-        for (const auto& v : task_env(node, plan, static_cast<int>(t), TaskEnvOptions()))
+        for (const auto& v : task_env(node, plan, static_cast<int>(t), eo))
             out << "task " << t << ": " << v.name << "=" << v.value << "\n";
 }
 
 const char* const kUsage =
     "usage: gputopo plan [--topology FILE | --node NAME] [--gpus LIST] [--ntasks N] [--gpus-per-task K]\n"
-    "                    [--cpus CPULIST] [--mode none|closest|island] [--whole-cores]\n"
+    "                    [--cpus CPULIST] [--cpus-per-task N] [--mode none|closest|island] [--whole-cores]\n"
     "                    [--env] [--nic-include LIST] [--nic-exclude LIST]\n"
     "                    [--format table|json|svg|dot]\n\n"
     "Prints, per local task, the GPUs, CPUs, memory NUMA nodes, NICs and island the plugin\n"
@@ -69,8 +73,9 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out) {
     // '' or 'none': a step without GPUs (CPUs and memory only), as Slurm runs it.
     const bool no_gpus = parsed.has("--gpus") && (parsed.get("--gpus").empty() || parsed.get("--gpus") == "none");
     if (parsed.has("--gpus") && !no_gpus) gpus = parse_gpu_list("--gpus", parsed.get("--gpus"));
-    if (parsed.has("--ntasks")) req.ntasks = parse_count("--ntasks", parsed.get("--ntasks"), 1);
+    if (parsed.has("--ntasks")) req.ntasks = parse_count("--ntasks", parsed.get("--ntasks"), 1, kMaxTasksPerNode);
     if (parsed.has("--gpus-per-task")) req.gpus_per_task = parse_count("--gpus-per-task", parsed.get("--gpus-per-task"), 1);
+    if (parsed.has("--cpus-per-task")) req.cpus_per_task = parse_count("--cpus-per-task", parsed.get("--cpus-per-task"), 1);
     if (parsed.has("--cpus")) {
         try {
             req.allowed_cpus = CpuSet::parse_list(parsed.get("--cpus"));
@@ -110,7 +115,7 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out) {
         out << (format == "svg" ? topology_svg(node, islands, &plan) : topology_dot(node, islands, &plan));
     } else {
         out << (format == "json" ? plan_json(plan) : plan_table(plan, node.hostname));
-        if (format == "table" && parsed.has("--env")) print_task_env(node, plan, out);
+        if (format == "table" && parsed.has("--env")) print_task_env(node, plan, req, out);
     }
     for (const auto& w : unnamed_nic_warnings(node, plan)) std::cerr << "gputopo: warning: " << w << "\n";
     return 0;

@@ -3,6 +3,7 @@
 // one node's tasks with --node.
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <optional>
 #include <ostream>
 
@@ -81,8 +82,20 @@ std::string gb(double bytes) {
     return b;
 }
 
+// The order= a --layout spec gives ("" when none).
+std::string given_order(const std::string& spec) {
+    for (size_t pos = 0; pos <= spec.size();) {
+        const size_t comma = spec.find(',', pos);
+        const std::string item = spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        if (item.rfind("order=", 0) == 0) return item.substr(6);
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    return "";
+}
+
 int layout_ranks(const ParsedArgs& parsed, const Hostlist& nodes, const TaskCounts& counts, const IslandMap& map,
-                 bool json, std::ostream& out) {
+                 const std::string& sources, bool json, std::ostream& out) {
     ParallelLayout layout;
     FabricShape shape;
     std::optional<ModelShape> model;
@@ -91,6 +104,11 @@ int layout_ranks(const ParsedArgs& parsed, const Hostlist& nodes, const TaskCoun
     } catch (const ParseError& e) {
         throw UsageError(std::string("--layout: ") + e.what());
     }
+    // An order may leave out dimensions of size 1 (parallel_layout.hpp): say where they went.
+    const std::string order = given_order(parsed.get("--layout"));
+    if (!order.empty() && order != layout.order_str())
+        std::cerr << "gputopo: note: --layout order '" << order << "' completed to '" << layout.order_str()
+                  << "' (the dimensions it leaves out have size 1)\n";
     try {
         shape = parse_nvlink_domain(parsed.get("--nvlink-domain", "node"));
     } catch (const ParseError& e) {
@@ -206,7 +224,7 @@ int layout_ranks(const ParsedArgs& parsed, const Hostlist& nodes, const TaskCoun
                         rank_spans(p, j), p.tasks_on(j) ? coords_text(l, p.rank(j, 0)) : std::string()});
     }
     out << "layout " << l.str() << " on " << p.world() << " tasks, " << p.nodes() << " nodes, " << p.num_islands()
-        << " islands; NVLink domain: "
+        << " islands (from " << sources << "); NVLink domain: "
         << (shape.islands_are_nvlink ? std::string("island")
                                      : shape.nvlink_gpus ? std::to_string(shape.nvlink_gpus) + " GPUs" : std::string("node"))
         << (p.pipelines_first() ? "; whole pipelines together (the model's pipeline traffic outweighs DP's)" : "")
@@ -263,7 +281,7 @@ int cmd_ranks(const std::vector<std::string>& args, std::ostream& out) {
     std::string tpn = parsed.get("--tasks-per-node", "1");
     try {
         counts = tpn.find_first_of("(,") == std::string::npos
-                     ? TaskCounts::uniform(nodes.count(), static_cast<uint32_t>(parse_count("--tasks-per-node", tpn, 1)))
+                     ? TaskCounts::uniform(nodes.count(), static_cast<uint32_t>(parse_count("--tasks-per-node", tpn, 1, kMaxTasksPerNode)))
                      : TaskCounts::parse(tpn);
     } catch (const ParseError& e) {
         throw UsageError(std::string("--tasks-per-node: ") + e.what());
@@ -281,7 +299,7 @@ int cmd_ranks(const std::vector<std::string>& args, std::ostream& out) {
     const IslandMap& map = step.map;
     const std::string& sources = step.sources;
 
-    if (parsed.has("--layout")) return layout_ranks(parsed, nodes, counts, map, json, out);
+    if (parsed.has("--layout")) return layout_ranks(parsed, nodes, counts, map, sources, json, out);
     for (const char* o : {"--nvlink-domain", "--model"})
         if (parsed.has(o)) throw UsageError(std::string("ranks: ") + o + " needs --layout SPEC");
 

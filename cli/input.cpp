@@ -98,9 +98,29 @@ Node read_node(const ParsedArgs& args) {
 
 }  // namespace
 
+namespace {
+
+// --nic-include that names no NIC of the node would leave every task without
+// a NIC: a typo, not a policy (a name among others that this node lacks stays a
+// warning, as in plugstack.conf, where one list serves every node).
+void check_nic_include(const Node& node, const NicPolicy& policy, const std::string& text) {
+    if (policy.include.empty()) return;
+    for (const auto& nic : node.nics)
+        for (const auto& name : policy.include)
+            if (nic_matches(nic, name)) return;
+    std::string have;
+    for (const auto& nic : node.nics) have += (have.empty() ? "" : ", ") + nic.name;
+    throw UsageError("--nic-include '" + text + "' names no NIC of " +
+                     (node.source.empty() ? std::string("the node") : node.source) + " (" +
+                     (have.empty() ? std::string("it has none") : "it has " + have) + ")");
+}
+
+}  // namespace
+
 Node load_node(const ParsedArgs& args) {
     const NicPolicy policy = nic_policy(args);  // checked before the topology is read
     Node node = read_node(args);
+    check_nic_include(node, policy, args.get("--nic-include"));
     add_nic_fallback_warnings(node);  // a file's port states count as live ones do
     for (auto& w : apply_nic_policy(node, policy)) node.warnings.push_back(std::move(w));
     return node;

@@ -8,7 +8,7 @@ int main(int argc, char** argv) {
     try {
         return gputopo::launch::launcher_main(argc, argv);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "gputopo: internal error: %s\n", e.what());
+        std::fprintf(stderr, "gputopo-launch: internal error: %s\n", e.what());
         return 70;
     }
 }

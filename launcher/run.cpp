@@ -559,8 +559,7 @@ std::optional<int> parse_phase(int argc, char** argv, Options& opt) {
     try {
         opt = parse_options(argc, argv, real_getenv);
     } catch (const ParseError& e) {
-        say(std::string("gputopo: ") + e.what());
-        say("gputopo: see gputopo-launch --help");
+        say(std::string("gputopo-launch: ") + e.what() + "; see gputopo-launch --help");  // one line
         return 2;
     }
     if (opt.help) {
@@ -576,7 +575,7 @@ std::optional<int> parse_phase(int argc, char** argv, Options& opt) {
         return 0;
     }
     if (opt.command.empty()) {
-        say("gputopo: no program to run (expected: gputopo-launch [OPTIONS] -- PROGRAM [ARGS...])");
+        say("gputopo-launch: no program to run (expected: gputopo-launch [OPTIONS] -- PROGRAM [ARGS...])");
         return 2;
     }
     return std::nullopt;

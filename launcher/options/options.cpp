@@ -149,7 +149,8 @@ const std::vector<Spec>& specs() {
              o.framework = v;
          }},
         {"error-file", true, "PATTERN|auto|none",
-         "TORCHELASTIC_ERROR_FILE per rank (%j job, %r rank, %R restart); auto: in --log DIR, else $TMPDIR or /tmp",
+         "TORCHELASTIC_ERROR_FILE per rank (%j job, %r rank, %R restart); auto: in --log DIR, else in "
+         "/dev/shm/gputopo-launch.UID (else that directory under $TMPDIR or /tmp)",
          [](Options& o, const std::string&, const std::string& v) { o.error_file = v; }},
         {"sysroot", true, "DIR", "prefix for the /sys, /proc and /etc files read outside Slurm (cgroup cpuset, GPUs, nccl.conf; for tests)",
          [](Options& o, const std::string&, const std::string& v) { o.sysroot = v; }},

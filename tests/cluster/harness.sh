@@ -80,7 +80,7 @@ _harness_need() {
         command -v "$b" >/dev/null 2>&1 || [ -x "/usr/sbin/$b" ] || missing="$missing $b"
     done
     if [ -n "$missing" ]; then
-        echo "harness: missing programs:$missing (run 'make deps' as root: slurmctld slurmd slurm-client munge python3)" >&2
+        echo "harness: missing programs:$missing (run 'make test-deps' as root: slurmctld slurmd slurm-client munge python3)" >&2
         return 1
     fi
 }

@@ -11,7 +11,7 @@
 # A script that prints fewer results than its plan (it died, skipped a case, or
 # did not start) gets one "not ok" line per missing case; one without a plan
 # line, or that exits non-zero without a "not ok", gets one "not ok" line.
-# Missing Slurm or munge binaries are a failure, not a skip (`make deps`
+# Missing Slurm or munge binaries are a failure, not a skip (`make test-deps`
 # installs them). Per-script seconds are printed as "# T: exit RC, Ns".
 set -u
 here=$(cd "$(dirname "$0")" && pwd)

@@ -26,7 +26,7 @@ T=$here/torch/train.py
 w=$CLUSTER_DIR/tmp/torch.$$
 mkdir -p "$w"
 if ! $PY -c 'import torch.distributed' 2>/dev/null; then
-    for i in $(seq 1 13); do tap_not_ok "torch: case $i" "no torch in $PY (make deps installs python3-torch)"; done
+    for i in $(seq 1 13); do tap_not_ok "torch: case $i" "no torch in $PY (make test-deps installs python3-torch)"; done
     exit 0
 fi
 export GLOO_SOCKET_IFNAME=lo

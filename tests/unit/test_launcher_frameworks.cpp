@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <chrono>
@@ -773,4 +774,18 @@ TEST_CASE("gputopo-launch: GPUTOPO_LAUNCH_TOPOLOGY_MODULE names the readers' mod
     CHECK(bad.rc == 0);
     CHECK_THAT(bad.err, Catch::Contains("topology file " + not_xml + " is not XML (line 1:"));
     CHECK_THAT(bad.err, Catch::Contains("running unbound"));
+}
+
+TEST_CASE("gputopo-launch: a bad command line is one line naming the program, exit 2 (issue 36)", "[launcher][cli]") {
+    std::string launcher = launcher_or_skip();
+    if (launcher.empty()) return;
+    auto typo = run_launcher(launcher, {"--rank-ordr=island", "--", "true"}, {});
+    CHECK(typo.rc == 2);
+    CHECK(typo.err.rfind("gputopo-launch: unknown option '--rank-ordr'", 0) == 0);
+    CHECK_THAT(typo.err, Catch::Contains("did you mean --rank-order?"));
+    CHECK_THAT(typo.err, Catch::EndsWith("; see gputopo-launch --help\n"));
+    CHECK(std::count(typo.err.begin(), typo.err.end(), '\n') == 1);
+    auto none = run_launcher(launcher, {"--gpu-topo", "none"}, {});
+    CHECK(none.rc == 2);
+    CHECK(none.err == "gputopo-launch: no program to run (expected: gputopo-launch [OPTIONS] -- PROGRAM [ARGS...])\n");
 }

@@ -363,7 +363,12 @@ TEST_CASE("layout traffic: crossing bytes against a brute-force count, bound bel
     ModelShape m = parse_model_shape("params=7B,layers=32,hidden=4096,seq=4096,micro-batch=1,micro-batches=8,top-k=2");
     CHECK(m.params == 7e9);
     CHECK_THROWS_WITH(parse_model_shape("params=7B,layerz=3"), Catch::Contains("unknown key 'layerz'"));
-    CHECK_THROWS_WITH(parse_model_shape("layers=3"), Catch::Contains("params is missing"));
+    CHECK_THROWS_WITH(parse_model_shape("layers=3"), Catch::Contains("missing params, hidden, seq, micro-batch, micro-batches"));
+    // A partial model is refused (issue 36: hidden=1, seq=1 would give bytes that look real).
+    CHECK_THROWS_WITH(parse_model_shape("params=70B,layers=80"),
+                      Catch::Contains("missing hidden, seq, micro-batch, micro-batches (every key but top-k is needed)"));
+    CHECK_THROWS_WITH(parse_model_shape("params=7B,layers=3,layers=4"), Catch::Contains("layers given twice"));
+    CHECK_THROWS_WITH(parse_model_shape("params=7B,layerz=3"), Catch::Contains("did you mean layers?"));
     CHECK_THROWS_WITH(parse_model_shape("params=0"), Catch::Contains("not from 1"));
 
     IslandMap map = slurm_topology("azure-cyclecloud_gb200-nvl72_4blocks-x18_block-topology.conf");

@@ -184,7 +184,7 @@ bool have(const std::string& tool) { return access(tool.c_str(), X_OK) == 0; }
 TEST_CASE("man pages: lexgrog reads each page's NAME, which names the page", "[man]") {
     REQUIRE(pages().size() >= 5);
     if (!have("/usr/bin/lexgrog")) {
-        WARN("lexgrog (man-db) is not installed: NAME lines checked by hand only (make deps installs it)");
+        WARN("lexgrog (man-db) is not installed: NAME lines checked by hand only (make test-deps installs it)");
     }
     for (const auto& p : pages()) {
         INFO(p.path);
@@ -198,6 +198,27 @@ TEST_CASE("man pages: lexgrog reads each page's NAME, which names the page", "[m
         CHECK(r.rc == 0);
         CHECK(r.out.find(p.path + ": \"" + p.name + " - ") == 0);
     }
+}
+
+// Every page as a reader sees it: man(1) with all of groff's warnings, at the
+// widths of a terminal (80) and of man's own default when it cannot ask (78);
+// any warning ("cannot adjust line", an unknown macro, a missing argument) fails.
+TEST_CASE("man pages: man --warnings renders every page without a warning", "[man]") {
+    REQUIRE(pages().size() >= 5);
+    if (!have("/usr/bin/man")) {
+        WARN("man (man-db) is not installed: pages not rendered (make test-deps installs it)");
+        return;
+    }
+    for (const char* width : {"78", "80"})
+        for (const auto& p : pages()) {
+            INFO(p.path << " at MANWIDTH=" << width);
+            auto r = gputopo_test::run_cli("/usr/bin/env", {"MANWIDTH=" + std::string(width), "MAN_KEEP_FORMATTING=",
+                                                            "/usr/bin/man", "--warnings=w", "-E", "UTF-8", "-l",
+                                                            p.path});
+            CHECK(r.rc == 0);
+            CHECK(r.err == "");
+            CHECK(r.out.find(p.name) != std::string::npos);
+        }
 }
 
 TEST_CASE("man pages: one .TH form, man-pages(7) section order, spank(8) cited alike", "[man]") {

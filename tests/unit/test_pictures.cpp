@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -71,6 +73,8 @@ struct SvgContent {
     std::string root;
     std::multiset<std::string> texts;
     std::vector<std::string> rect_styles;
+    std::vector<std::string> rect_classes;
+    std::map<std::string, std::pair<int, int>> text_at;  // text -> (x, y) of its first <text>
 };
 
 void collect(xmlNode* n, SvgContent& c) {
@@ -79,12 +83,22 @@ void collect(xmlNode* n, SvgContent& c) {
         const std::string name = reinterpret_cast<const char*>(n->name);
         if (name == "text") {
             xmlChar* t = xmlNodeGetContent(n);
-            c.texts.insert(t ? reinterpret_cast<const char*>(t) : "");
+            const std::string text = t ? reinterpret_cast<const char*>(t) : "";
+            c.texts.insert(text);
             xmlFree(t);
+            xmlChar* x = xmlGetProp(n, reinterpret_cast<const xmlChar*>("x"));
+            xmlChar* y = xmlGetProp(n, reinterpret_cast<const xmlChar*>("y"));
+            if (x && y && !c.text_at.count(text))
+                c.text_at[text] = {std::atoi(reinterpret_cast<const char*>(x)), std::atoi(reinterpret_cast<const char*>(y))};
+            xmlFree(x);
+            xmlFree(y);
         } else if (name == "rect") {
             xmlChar* s = xmlGetProp(n, reinterpret_cast<const xmlChar*>("style"));
             c.rect_styles.push_back(s ? reinterpret_cast<const char*>(s) : "");
             xmlFree(s);
+            xmlChar* k = xmlGetProp(n, reinterpret_cast<const xmlChar*>("class"));
+            c.rect_classes.push_back(k ? reinterpret_cast<const char*>(k) : "");
+            xmlFree(k);
         }
         collect(n->children, c);
     }
@@ -232,6 +246,124 @@ TEST_CASE("svg: every shipped topology draws as well-formed SVG naming every GPU
             CHECK(found);
         }
     }
+}
+
+// Issue 36: an island bar was drawn once per PCIe row and per package band, a wide package
+// boxed once per band, the XE8640's GPUs drawn 1, 0, 3, 2, model names cut ("INSTINCT MI2~").
+TEST_CASE("svg: one bar per island, one box per package, GPUs in index order, names whole", "[pictures]") {
+    int split_islands = 0, split_packages = 0;
+    for (const auto& [file, node] : fixtures()) {
+        INFO("topology " << file);
+        const std::vector<int> islands = node.gpus.empty() ? std::vector<int>{} : gpu_islands(node);
+        const Plan plan = default_plan(node);
+        for (const Plan* p : {static_cast<const Plan*>(nullptr), node.gpus.empty() ? nullptr : &plan}) {
+            const SvgContent c = parse_svg(topology_svg(node, islands, p));
+            REQUIRE(c.well_formed);
+            for (const auto& kv : island_members(islands)) {
+                if (kv.second.size() < 2) continue;
+                const std::string head = "island " + std::to_string(kv.first) + ": GPU ";
+                size_t bars = 0;
+                for (const auto& t : c.texts) bars += t.rfind(head, 0) == 0 ? 1 : 0;
+                INFO(head);
+                CHECK(bars == 1);
+                std::set<int> packages;
+                for (int g : kv.second) packages.insert(package_of(node, node.gpus[static_cast<size_t>(g)].local_cpus));
+                split_islands += packages.size() > 1 ? 1 : 0;
+            }
+            // One box and one title per package that has CPUs (plus at most one for devices of no package).
+            size_t boxes = 0;
+            for (const auto& k : c.rect_classes) boxes += k == "pkg" ? 1 : 0;
+            std::set<int> with_cpus;
+            for (const auto& n : node.numa_nodes)
+                if (!n.cpus.empty()) with_cpus.insert(package_of(node, n.cpus));
+            std::set<int> packages_drawn;
+            for (int pk : with_cpus)
+                if (pk >= 0) packages_drawn.insert(pk);
+            for (int pk : packages_drawn) {
+                const std::string title = "Package " + std::to_string(node.packages[static_cast<size_t>(pk)].os_index);
+                INFO(title);
+                CHECK(c.texts.count(title) == 1);
+            }
+            CHECK(boxes >= packages_drawn.size());
+            CHECK(boxes <= packages_drawn.size() + 1);
+            if (packages_drawn.size() == with_cpus.size() && !with_cpus.empty()) CHECK(boxes == packages_drawn.size());
+            // GPUs side by side are in index order; every GPU's model is shown whole.
+            std::map<int, std::vector<std::pair<int, int>>> rows;  // y -> (x, index)
+            for (const auto& g : node.gpus) {
+                auto at = c.text_at.find("GPU" + std::to_string(g.index));
+                REQUIRE(at != c.text_at.end());
+                rows[at->second.second].push_back({at->second.first, g.index});
+                if (!g.model.empty()) CHECK(has_text(c, short_gpu_model(g.model)));
+            }
+            for (auto& kv : rows) {
+                std::sort(kv.second.begin(), kv.second.end());
+                for (size_t i = 1; i < kv.second.size(); ++i) CHECK(kv.second[i - 1].second < kv.second[i].second);
+            }
+        }
+        for (size_t pk = 0; pk < node.packages.size(); ++pk) {
+            size_t numas = 0;
+            for (const auto& n : node.numa_nodes) numas += package_of(node, n.cpus) == static_cast<int>(pk) ? 1 : 0;
+            split_packages += numas >= 4 ? 1 : 0;
+        }
+    }
+    CHECK(split_islands >= 1);    // the OCI H100: one NVSwitch island over two packages
+    CHECK(split_packages >= 1);   // the XE8640: four NUMA nodes per package (SNC4)
+    // The XE8640 reads GPU0, GPU1, GPU2, GPU3 (SNC4 puts GPU0 in NUMA 3, GPU1 in NUMA 1).
+    const Node xe = load_topology_file(gputopo_test::topology(
+        "hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml"));
+    const SvgContent c = parse_svg(topology_svg(xe, gpu_islands(xe), nullptr));
+    std::vector<std::pair<std::pair<int, int>, int>> reading;  // ((y, x), index)
+    for (const auto& g : xe.gpus) {
+        const auto at = c.text_at.at("GPU" + std::to_string(g.index));
+        reading.push_back({{at.second, at.first}, g.index});
+    }
+    std::sort(reading.begin(), reading.end());
+    for (size_t i = 0; i < reading.size(); ++i) CHECK(reading[i].second == static_cast<int>(i));
+}
+
+TEST_CASE("svg: an island whose GPUs are not all linked pairwise says how many pairs are", "[pictures]") {
+    const Node mi250 = load_topology_file(gputopo_test::topology("nccl/rccl-topo_8p_90a_8xMI250X-GCD_1NIC_rccl-dump.xml"));
+    const SvgContent c = parse_svg(topology_svg(mi250, gpu_islands(mi250), nullptr));
+    REQUIRE(c.well_formed);
+    size_t linked = 0;
+    for (size_t i = 0; i < mi250.gpus.size(); ++i)
+        for (size_t j = i + 1; j < mi250.gpus.size(); ++j) linked += mi250.link(static_cast<int>(i), static_cast<int>(j)) ? 1 : 0;
+    REQUIRE(linked < 28);
+    bool found = false;
+    for (const auto& t : c.texts)
+        found |= t.rfind("island 0: GPU 0-7, ", 0) == 0 && t.find(", " + std::to_string(linked) + " of 28 pairs linked") != std::string::npos;
+    CHECK(found);
+    // A full mesh (XE8640: NV6 between every pair) says nothing more.
+    const Node xe = load_topology_file(gputopo_test::topology(
+        "hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml"));
+    CHECK(has_text(parse_svg(topology_svg(xe, gpu_islands(xe), nullptr)), "island 0: GPU 0-3, NVLink NV6"));
+}
+
+TEST_CASE("dot: the OCI 8-GPU/16-NIC node renders at most 1000 px wide, GPU0 first", "[pictures]") {
+    const Node oci = load_topology_file(gputopo_test::topology(
+        "nccl/oci-BM.GPU.H100.8_8xH100-SXM5_8xCX7-dualport_2xXeon8480+_nccl-dump.xml"));
+    const Plan plan = default_plan(oci);
+    const std::string dot = topology_dot(oci, gpu_islands(oci), &plan);
+    CHECK(dot.find("rankdir=LR") != std::string::npos);
+    if (!have_dot()) {
+        WARN("Graphviz (dot) is not installed: the dot picture's size is not checked (make test-deps installs it)");
+        return;
+    }
+    auto [rc, svg] = run_dot(dot);
+    REQUIRE(rc == 0);
+    const size_t w = svg.find("<svg width=\"");
+    REQUIRE(w != std::string::npos);
+    const double pt = std::atof(svg.c_str() + w + 12);  // "622pt"
+    INFO(svg.substr(w, 40));
+    CHECK(pt * 4 / 3 <= 1000);
+    // GPU0 above GPU1 (Graphviz's y grows downwards in its SVG: the first is drawn with the smaller y).
+    const SvgContent c = parse_svg(svg);
+    int y0 = 0, y1 = 0;
+    for (const auto& kv : c.text_at) {
+        if (kv.first == "GPU0") y0 = kv.second.second;
+        if (kv.first == "GPU1") y1 = kv.second.second;
+    }
+    CHECK(y0 < y1);
 }
 
 TEST_CASE("svg with a plan: each task's GPUs are outlined in the task's colour and listed in the legend",
@@ -410,4 +542,18 @@ TEST_CASE("gputopo show: the node's warnings go to standard error with the gputo
     for (const auto& f : nic_fallbacks(node)) expected += "gputopo: warning: " + describe(f) + "\n";
     REQUIRE_FALSE(expected.empty());
     CHECK(r.err == expected);
+}
+
+TEST_CASE("docs/img/oci-h100-plan.svg is what developer.md's command draws today", "[pictures][cli]") {
+    const std::string cli = gputopo_test::cli_or_skip();
+    if (cli.empty()) return;
+    const std::string src = gputopo_test::source_dir();
+    // The command as developer.md prints it, from the source tree (the caption names the path).
+    auto r = gputopo_test::run_cli("/bin/sh", {"-c", "cd '" + src + "' && t=tests/fixtures/topologies/nccl && '" + cli +
+                                                         "' plan --topology "
+                                                         "$t/oci-BM.GPU.H100.8_8xH100-SXM5_8xCX7-dualport_2xXeon8480+_nccl-dump.xml "
+                                                         "--format svg"});
+    REQUIRE(r.rc == 0);
+    // When this fails after a change to the pictures: rerun developer.md's command.
+    CHECK(r.out == gputopo_test::slurp(src + "/docs/img/oci-h100-plan.svg"));
 }

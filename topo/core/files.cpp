@@ -87,8 +87,12 @@ std::string read_first_line(const std::string& path) {
 
 void write_file_atomically(const std::string& path, const std::string& text, unsigned mode) {
     const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    // Errors name the file the caller asked for; the temporary file follows.
+    auto fail = [&](int e) {
+        return TopologyError("cannot write " + path + ": " + std::strerror(e) + " (through the temporary file " + tmp + ")");
+    };
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode));
-    if (fd < 0) throw TopologyError("cannot write " + tmp + ": " + std::strerror(errno));
+    if (fd < 0) throw fail(errno);
     size_t done = 0;
     while (done < text.size()) {
         ssize_t n = ::write(fd, text.data() + done, text.size() - done);
@@ -97,7 +101,7 @@ void write_file_atomically(const std::string& path, const std::string& text, uns
             int e = errno;
             ::close(fd);
             ::unlink(tmp.c_str());
-            throw TopologyError("cannot write " + tmp + ": " + std::strerror(e));
+            throw fail(e);
         }
         done += static_cast<size_t>(n);
     }
@@ -105,17 +109,17 @@ void write_file_atomically(const std::string& path, const std::string& text, uns
         int e = errno;
         ::close(fd);
         ::unlink(tmp.c_str());
-        throw TopologyError("cannot write " + tmp + ": " + std::strerror(e));
+        throw fail(e);
     }
     if (::close(fd) != 0) {
         int e = errno;
         ::unlink(tmp.c_str());
-        throw TopologyError("cannot write " + tmp + ": " + std::strerror(e));
+        throw fail(e);
     }
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         int e = errno;
         ::unlink(tmp.c_str());
-        throw TopologyError("cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
+        throw fail(e);
     }
 }
 

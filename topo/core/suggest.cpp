@@ -27,14 +27,22 @@ size_t edit_distance(const std::string& a, const std::string& b, size_t limit) {
     return prev[b.size()];
 }
 
+std::string lower(std::string s) {
+    for (char& ch : s)
+        if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+    return s;
+}
+
 }  // namespace
 
-std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates) {
-    if (word.empty() || word.size() > 200) return "";
+std::string nearest_word(const std::string& typed, const std::vector<std::string>& candidates) {
+    if (typed.empty() || typed.size() > 200) return "";
+    // Case does not count ("ISLAND" -> island, "isand" -> Island).
+    const std::string word = lower(typed);
     std::string prefixed;
     int prefix_matches = 0;
     for (const auto& c : candidates)
-        if (c.size() > word.size() && c.compare(0, word.size(), word) == 0) {
+        if (c.size() > word.size() && lower(c).compare(0, word.size(), word) == 0) {
             prefixed = c;
             ++prefix_matches;
         }
@@ -43,7 +51,7 @@ std::string nearest_word(const std::string& word, const std::vector<std::string>
     std::string best;
     size_t best_distance = limit + 1;
     for (const auto& c : candidates) {
-        const size_t d = edit_distance(word, c, limit);
+        const size_t d = edit_distance(word, lower(c), limit);
         if (d < best_distance) {
             best = c;
             best_distance = d;

@@ -1,8 +1,10 @@
 // gputopo.conf: Island=/BlockName= lines with Nodes=, TopologyConf= lines.
 #include <string>
+#include <vector>
 
 #include "topo/core/conf_lines.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/suggest.hpp"
 #include "topo/fabric/island_sources.hpp"
 
 namespace gputopo {
@@ -16,6 +18,12 @@ std::string dir_of(const std::string& file) {
 
 const char* kExpected =
     "'Island=NAME Nodes=HOSTLIST', 'BlockName=NAME Nodes=HOSTLIST', 'BlockSizes=...' or 'TopologyConf=PATH'";
+
+// "unknown key 'Isand' (did you mean Island?)".
+std::string unknown_key(const std::string& key, const std::vector<std::string>& known) {
+    const std::string near = nearest_word(key, known);
+    return "unknown key '" + key + "'" + (near.empty() ? "" : " (did you mean " + near + "?)");
+}
 
 Hostlist nodes_of(const ConfLine& line) {
     const std::string* nodes = line.get("Nodes");
@@ -49,7 +57,7 @@ void parse_island_conf(std::string_view text, const std::string& file, IslandMap
                 line.fail("bad island name '" + value + "'", "1-128 characters from A-Z a-z 0-9 . _ : + @ -");
             for (size_t i = 1; i < line.pairs.size(); ++i)
                 if (!iequals(line.pairs[i].first, "Nodes"))
-                    line.fail("unknown key '" + line.pairs[i].first + "'", "only Nodes= after " + key + "=");
+                    line.fail(unknown_key(line.pairs[i].first, {"Nodes"}), "only Nodes= after " + key + "=");
             map.add(value, nodes_of(line), IslandSource::GputopoConf, line.origin());
         } else if (iequals(key, "BlockSizes")) {
             continue;
@@ -59,7 +67,7 @@ void parse_island_conf(std::string_view text, const std::string& file, IslandMap
             if (!topology_confs) line.fail("TopologyConf= is not allowed here", kExpected);
             topology_confs->push_back(value[0] == '/' ? value : dir_of(file) + "/" + value);
         } else {
-            line.fail("unknown key '" + key + "'", kExpected);
+            line.fail(unknown_key(key, {"Island", "BlockName", "BlockSizes", "TopologyConf"}), kExpected);
         }
     }
 }

@@ -4,9 +4,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "topo/core/errors.hpp"
+#include "topo/core/suggest.hpp"
 
 namespace gputopo {
 
@@ -95,7 +98,10 @@ ModelShape parse_model_shape(const std::string& text) {
     ModelShape m;
     if (text.empty()) bad_model(text, "empty");
     if (text.size() > 256) bad_model(text.substr(0, 64), "longer than 256 characters");
-    bool seen_params = false;
+    // Every key but top-k is needed: a default for the others would give bytes
+    // that look real and are not (hidden=1, seq=1).
+    const char* const required[] = {"params", "layers", "hidden", "seq", "micro-batch", "micro-batches"};
+    std::vector<std::string> seen;
     size_t pos = 0;
     while (pos <= text.size()) {
         size_t comma = text.find(',', pos);
@@ -103,9 +109,9 @@ ModelShape parse_model_shape(const std::string& text) {
         size_t eq = item.find('=');
         if (eq == std::string::npos) bad_model(text, "'" + item + "' is not KEY=VALUE");
         std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) bad_model(text, key + " given twice");
         if (key == "params") {
             m.params = number(text, key, value, 1e15);
-            seen_params = true;
         } else if (key == "layers") {
             m.layers = static_cast<uint64_t>(number(text, key, value, 1e5));
         } else if (key == "hidden") {
@@ -119,13 +125,20 @@ ModelShape parse_model_shape(const std::string& text) {
         } else if (key == "top-k") {
             m.top_k = static_cast<uint64_t>(number(text, key, value, 1024));
         } else {
-            bad_model(text, "unknown key '" + key +
-                                "' (known: params, layers, hidden, seq, micro-batch, micro-batches, top-k)");
+            const std::vector<std::string> known = {"params", "layers", "hidden", "seq", "micro-batch", "micro-batches", "top-k"};
+            const std::string near = nearest_word(key, known);
+            bad_model(text, "unknown key '" + key + "' (" + (near.empty() ? "" : "did you mean " + near + "? ") +
+                                "known: params, layers, hidden, seq, micro-batch, micro-batches, top-k)");
         }
+        seen.push_back(key);
         if (comma == std::string::npos) break;
         pos = comma + 1;
     }
-    if (!seen_params) bad_model(text, "params is missing");
+    std::string missing;
+    for (const char* k : required)
+        if (std::find(seen.begin(), seen.end(), k) == seen.end()) missing += (missing.empty() ? "" : ", ") + std::string(k);
+    if (!missing.empty())
+        bad_model(text, "missing " + missing + " (every key but top-k is needed)");
     return m;
 }
 

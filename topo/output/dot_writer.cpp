@@ -161,7 +161,7 @@ std::string topology_dot(const Node& node, const std::vector<int>& islands, cons
     if (plan) title += "; plan: mode " + std::string(mode_name(plan->mode)) + ", " + std::to_string(plan->tasks.size()) +
                        " tasks";
     g.out = "graph gputopo {\n";
-    g.out += "  graph [label=" + q(title) + ", labelloc=t, fontname=\"Helvetica\", fontsize=14, newrank=true];\n";
+    g.out += "  graph [label=" + q(title) + ", labelloc=t, fontname=\"Helvetica\", fontsize=14, newrank=true, rankdir=LR, ordering=out];\n";
     g.out += "  node [fontname=\"Helvetica\", fontsize=10, shape=box, style=\"rounded,filled\"];\n";
     g.out += "  edge [color=\"#90a4ae\", fontname=\"Helvetica\", fontsize=10];\n";
 
@@ -190,7 +190,11 @@ std::string topology_dot(const Node& node, const std::vector<int>& islands, cons
         for (int n : drawn) done |= n == d.numa;
         if (!done) write_numa(g, d.numa, drawn.empty() ? node.cpus : CpuSet(), &d, "  ", edges);
     }
-    g.out += edges;
+    // Left to right (the tree's depth across, its leaves down: readable at 900 px where top
+    // to bottom was 2347 x 500). With ordering=out Graphviz stacks a rank's nodes bottom up
+    // in edge order: the edges go last first, so that GPU0 and the first NIC are on top.
+    std::vector<std::string> lines = split_nonempty(edges, '\n');
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it) g.out += *it + "\n";
     write_links(g, islands);
     g.out += "}\n";
     return g.out;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 #include "topo/output/picture_model.hpp"
@@ -42,8 +43,6 @@ const char* const kStyle =
     ".chip{font-size:9px;font-weight:bold;fill:#ffffff}.bar{font-size:10px;font-weight:bold;fill:#ffffff}";
 
 std::string attr(const std::string& s) { return xml_escape(s); }
-
-std::string truncate(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
 
 // Estimated width of `s` at font size `px` in a sans-serif font (capitals and
 // digits wider than lower case, punctuation narrow); renderers differ a little.
@@ -142,6 +141,7 @@ struct PkgBox {
     std::string title;
     std::vector<NumaBox> numas;
     int x = 0, w = 0;
+    int group = 0;  // the package it shows: a wide package is drawn over several bands, in one box
 };
 
 // "1 GPU", "8 GPUs".
@@ -151,6 +151,39 @@ std::string gib(uint64_t bytes) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.0f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
     return buf;
+}
+
+// "NVIDIA", "AMD", "Intel", "" for a label.
+std::string vendor_label(Vendor v) {
+    switch (v) {
+        case Vendor::Nvidia: return "NVIDIA";
+        case Vendor::Amd: return "AMD";
+        case Vendor::Intel: return "Intel";
+        case Vendor::Other: break;
+    }
+    return "";
+}
+
+// "8 GPUs (H100 80GB HBM3)", the models as the topology names them; "8 GPUs (NVIDIA, no model
+// in the topology)" for a file that names none (NCCL's dumps), never a model guessed from a name.
+std::string gpus_caption(const Node& node) {
+    std::vector<std::string> models;
+    bool unnamed = false;
+    for (const auto& g : node.gpus) {
+        if (g.model.empty()) {
+            unnamed = true;
+            continue;
+        }
+        const std::string m = short_gpu_model(g.model);
+        if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
+    }
+    std::string s = count_of(node.gpus.size(), "GPU");
+    if (node.gpus.empty()) return s;
+    if (unnamed) {
+        const std::string v = vendor_label(node.gpus.front().vendor);
+        models.push_back((v.empty() ? "" : v + ", ") + "no model in the topology");
+    }
+    return s + " (" + join_strings(models, ", ") + ")";
 }
 
 int leaf_width(const DeviceTreeNode& t) { return t.kind == DeviceTreeNode::GpuLeaf ? kGpuW : kNicW; }
@@ -186,13 +219,31 @@ int subtree_width(const DeviceTreeNode& t) {
     return columns_width(t.children);
 }
 
+// The lowest GPU index under `t`, INT_MAX when none.
+int lowest_gpu(const DeviceTreeNode& t) {
+    if (t.kind == DeviceTreeNode::GpuLeaf) return t.index;
+    int lo = std::numeric_limits<int>::max();
+    for (const auto& c : t.children) lo = std::min(lo, lowest_gpu(c));
+    return lo;
+}
+
+// Trees (and, in each, the children of every switch) with GPUs first, by their lowest GPU
+// index, so that GPUs read in index order; the others after them, in PCI order.
+void gpus_first(std::vector<DeviceTreeNode>& trees) {
+    for (auto& t : trees) gpus_first(t.children);
+    std::stable_sort(trees.begin(), trees.end(),
+                     [](const DeviceTreeNode& a, const DeviceTreeNode& b) { return lowest_gpu(a) < lowest_gpu(b); });
+}
+
 // The trees side by side, in as many rows as keep each within `width` (a tree wider than
-// that has a row of its own).
+// that has a row of its own), GPUs first (gpus_first).
 std::vector<std::vector<DeviceTreeNode>> device_rows(const NumaDevices* d, int width) {
     std::vector<std::vector<DeviceTreeNode>> rows;
     if (!d) return rows;
+    std::vector<DeviceTreeNode> roots = d->roots;
+    gpus_first(roots);
     int w = 0;
-    for (const auto& r : d->roots) {
+    for (const auto& r : roots) {
         const int rw = subtree_width(r);
         if (rows.empty() || (w + rw > width && !rows.back().empty())) {
             rows.emplace_back();
@@ -227,6 +278,13 @@ NumaBox numa_box(const Node& node, int numa, const CpuSet& cpus, uint64_t memory
     return b;
 }
 
+int lowest_gpu(const NumaBox& b) {
+    int lo = std::numeric_limits<int>::max();
+    if (b.devices)
+        for (const auto& r : b.devices->roots) lo = std::min(lo, lowest_gpu(r));
+    return lo;
+}
+
 // Packages holding their NUMA nodes, then a box for devices whose NUMA node is
 // unknown or has no CPUs. Each is drawn as a band of its own, one under another.
 std::vector<PkgBox> cpu_boxes(const Node& node, const std::vector<NumaDevices>& forest) {
@@ -255,13 +313,19 @@ std::vector<PkgBox> cpu_boxes(const Node& node, const std::vector<NumaDevices>& 
             loose.numas.push_back(numa_box(node, d.numa, CpuSet(), 0, &d));
     if (!loose.numas.empty()) pkgs.push_back(loose);
     pkgs.erase(std::remove_if(pkgs.begin(), pkgs.end(), [](const PkgBox& p) { return p.numas.empty(); }), pkgs.end());
+    // GPUs left to right in index order: within a package, the NUMA nodes with GPUs by their
+    // lowest GPU index (SNC: GPU0 may sit in the package's fourth NUMA node), then the others.
+    for (auto& p : pkgs)
+        std::stable_sort(p.numas.begin(), p.numas.end(),
+                         [](const NumaBox& a, const NumaBox& b) { return lowest_gpu(a) < lowest_gpu(b); });
     std::vector<PkgBox> bands;  // a wide package: its NUMA nodes over several bands, each at most kBandW
-    for (auto& p : pkgs) {
+    for (size_t g = 0; g < pkgs.size(); ++g) {
+        PkgBox& p = pkgs[g];
         int w = kPad;
-        bands.push_back({p.title, {}, 0, 0});
+        bands.push_back({p.title, {}, 0, 0, static_cast<int>(g)});
         for (auto& n : p.numas) {
             if (!bands.back().numas.empty() && w + n.w + kPad > kBandW) {
-                bands.push_back({p.title, {}, 0, 0});
+                bands.push_back({p.title, {}, 0, 0, static_cast<int>(g)});
                 w = kPad;
             }
             w += n.w + kPad;
@@ -298,6 +362,12 @@ struct Drawing {
     int leaf_y = 0;
     bool second_row = false;  // a NIC hangs under another in this band
     int text_right = 0;  // right end of the widest text line drawn below the tree
+    // Each island of two or more GPUs has one bar, under the device row holding most of its
+    // GPUs: (band, row); every GPU of an island carries a stripe in the island's colour.
+    std::map<int, std::pair<size_t, size_t>> island_home;
+    std::map<int, std::string> island_colour;
+    size_t band = 0;
+    int band_left = 0, band_right = 0;
 };
 
 void task_chips(Drawing& d, int x, int y, const std::vector<int>& tasks) {
@@ -317,6 +387,27 @@ std::vector<int> tasks_of(const std::map<int, std::vector<int>>& m, int key) {
     return it == m.end() ? std::vector<int>{} : it->second;
 }
 
+// A GPU's model in its box, never cut: one line, in a smaller font when long (down to 8 px),
+// else two lines broken at the space nearest the middle (7 to 9 px; one <text>, so the model
+// reads whole, the first line's trailing space joining the two).
+void draw_model(Drawing& d, const std::string& model, int x, int y) {
+    const int width = kGpuW - 16;
+    const double at11 = text_width(model, 11) * 1.08;
+    size_t cut = std::string::npos;
+    for (size_t p = model.find(' '); p != std::string::npos; p = model.find(' ', p + 1))
+        if (cut == std::string::npos || std::max(p, model.size() - p) < std::max(cut, model.size() - cut)) cut = p;
+    if (at11 * 8 / 11 <= width || cut == std::string::npos) {
+        d.boxes.text(x, y + 31, model, "", nullptr, font_to_fit(model, width));
+        return;
+    }
+    const std::string first = model.substr(0, cut + 1), second = model.substr(cut + 1);
+    const double wider = std::max(text_width(first, 11), text_width(second, 11)) * 1.08;
+    const int px = std::max(7, std::min(9, static_cast<int>(11.0 * width / wider)));
+    d.boxes.raw("<text x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y + 27) + "\" style=\"font-size:" +
+                std::to_string(px) + "px\"><tspan>" + attr(first) + "</tspan><tspan x=\"" + std::to_string(x) +
+                "\" dy=\"" + std::to_string(px + 1) + "\">" + attr(second) + "</tspan></text>\n");
+}
+
 void draw_gpu(Drawing& d, const Gpu& g, int x, int y) {
     const auto tasks = d.plan ? tasks_of(d.owners.gpu_tasks, g.index) : std::vector<int>{};
     std::string style;
@@ -325,10 +416,15 @@ void draw_gpu(Drawing& d, const Gpu& g, int x, int y) {
     d.boxes.rect(x, y, kGpuW, kLeafH, "gpu", 6, style);
     d.boxes.text(x + 8, y + 16, "GPU" + std::to_string(g.index), "b");
     if (g.numa >= 0) d.boxes.text(x + kGpuW - 8, y + 16, "NUMA " + std::to_string(g.numa), "s", "end");
-    d.boxes.text(x + 8, y + 31, fit_text(g.model.empty() ? vendor_name(g.vendor) : short_gpu_model(g.model), 11, kGpuW - 16));
+    draw_model(d, g.model.empty() ? vendor_label(g.vendor) + " GPU" : short_gpu_model(g.model), x + 8, y);
     d.boxes.text(x + 8, y + 46, g.pci.to_string(), "m");
     if (!tasks.empty()) task_chips(d, x + 8, y + 65, tasks);
     else if (g.memory_bytes > 0) d.boxes.text(x + 8, y + 64, gib(g.memory_bytes), "s");
+    const size_t gi = static_cast<size_t>(g.index);
+    if (gi < d.islands.size()) {
+        auto c = d.island_colour.find(d.islands[gi]);
+        if (c != d.island_colour.end()) d.boxes.rect(x + 6, y + kLeafH - 5, kGpuW - 12, 3, "", 1, "fill:" + c->second);
+    }
     d.gpu_anchor[g.index] = {x + kGpuW / 2, y + kLeafH};
 }
 
@@ -359,10 +455,14 @@ void draw_nic(Drawing& d, const Nic& n, int x, int y) {
     d.boxes.rect(x, y, kNicW, kLeafH, usable ? "nic" : "off", 6, style);
     d.boxes.text(x + 8, y + 16, n.name, "b", nullptr, font_to_fit(n.name, kNicW - 16));
     d.boxes.text(x + 8, y + 31, n.pci != PciAddress{} || n.pci_object >= 0 ? n.pci.to_string() : "no PCI address", "m");
-    d.boxes.text(x + 8, y + 46, truncate(port_summary(n), 14), "s");
+    const std::string ports = port_summary(n);
+    d.boxes.text(x + 8, y + 46, ports, "s", nullptr, font_to_fit(ports, kNicW - 16));
     if (!tasks.empty()) task_chips(d, x + 8, y + 65, tasks);
     else if (usable) d.boxes.text(x + 8, y + 64, "usable", "ok");
-    else d.boxes.text(x + 8, y + 64, truncate(nic_unusable_reason(n), 14), "bad");
+    else {
+        const std::string why = nic_unusable_reason(n);
+        d.boxes.text(x + 8, y + 64, why, "bad", nullptr, font_to_fit(why, kNicW - 16));
+    }
 }
 
 int place(Drawing& d, const DeviceTreeNode& t, int x);
@@ -415,19 +515,26 @@ int place(Drawing& d, const DeviceTreeNode& t, int x) {
     return centre;
 }
 
+// "NVLink NV18 via NVSwitch", "xGMI x1"; an island whose GPUs are not all linked pairwise
+// (joined through each other) says how many of its pairs are: "xGMI x1, 12 of 28 pairs linked".
 std::string island_link_text(const Node& node, const std::vector<int>& gpus) {
     int count = 0;
+    size_t linked = 0;
     bool via_switch = false;
     for (size_t i = 0; i < gpus.size(); ++i)
         for (size_t j = i + 1; j < gpus.size(); ++j)
             if (const GpuLink* l = node.link(gpus[i], gpus[j])) {
                 count = std::max(count, l->count);
                 via_switch |= l->via_switch;
+                ++linked;
             }
     std::string kind = island_kind(node, gpus);
     if (count > 0 && kind == "NVLink") kind += " NV" + std::to_string(count);
     if (count > 0 && kind == "xGMI") kind += " x" + std::to_string(count);
     if (via_switch) kind += " via NVSwitch";
+    const size_t pairs = gpus.size() * (gpus.size() - 1) / 2;
+    if (linked > 0 && linked < pairs)
+        kind += ", " + std::to_string(linked) + " of " + std::to_string(pairs) + " pairs linked";
     return kind;
 }
 
@@ -438,13 +545,16 @@ std::string island_color(const std::string& kind) {
     return "#546e7a";
 }
 
-// Island bars under the GPU row; returns the y below the last bar.
-int draw_islands(Drawing& d, int y0) {
+// The bars of the islands whose home is device row `row` of the current band, under its
+// GPUs; returns the y below the last bar.
+int draw_islands(Drawing& d, int y0, size_t row) {
     std::vector<int> row_end;  // right end of the last bar in each row
     int bottom = y0;
     for (const auto& kv : island_members(d.islands)) {
         const auto& gpus = kv.second;
         if (gpus.size() < 2) continue;
+        auto home = d.island_home.find(kv.first);
+        if (home == d.island_home.end() || home->second != std::make_pair(d.band, row)) continue;
         int lo = 1 << 30, hi = 0;
         for (int g : gpus) {
             auto a = d.gpu_anchor.find(g);
@@ -459,12 +569,16 @@ int draw_islands(Drawing& d, int y0) {
         const int mid = (lo + hi) / 2;
         lo = std::min(lo - 24, mid - label_w / 2);
         hi = std::max(hi + 24, mid + label_w / 2);
+        if (hi - lo <= d.band_right - d.band_left) {  // inside the package's box
+            if (lo < d.band_left) hi += d.band_left - lo, lo = d.band_left;
+            if (hi > d.band_right) lo -= hi - d.band_right, hi = d.band_right;
+        }
         size_t row = 0;
         while (row < row_end.size() && row_end[row] >= lo - 8) ++row;
         if (row == row_end.size()) row_end.push_back(0);
         row_end[row] = hi;
         const int y = y0 + 14 + static_cast<int>(row) * kBarRow;
-        const std::string color = island_color(kind);
+        const std::string color = d.island_colour.at(kv.first);
         for (int g : gpus) {
             auto a = d.gpu_anchor.find(g);
             if (a == d.gpu_anchor.end()) continue;
@@ -472,7 +586,7 @@ int draw_islands(Drawing& d, int y0) {
                         std::to_string(y) + "\" style=\"stroke:" + color + ";stroke-width:2;fill:none\"/>\n");
         }
         d.boxes.rect(lo, y, hi - lo, kBarH, "", kBarH / 2, "fill:" + color);
-        d.boxes.text(mid, y + 14, label, "bar", "middle", "fill:" + ink_on(color));
+        d.boxes.text((lo + hi) / 2, y + 14, label, "bar", "middle", "fill:" + ink_on(color));
         bottom = std::max(bottom, y + kBarH);
     }
     return bottom;
@@ -498,10 +612,9 @@ void draw_core(Drawing& d, const CpuSet& pus, int x, int y) {
     }
 }
 
+// The NUMA nodes of one band (the package's box is drawn around its bands by topology_svg).
 void draw_cpus(Drawing& d, const std::vector<PkgBox>& pkgs, int y, int numa_h) {
     for (const auto& p : pkgs) {
-        d.boxes.rect(p.x, y, p.w, kPkgHeader + numa_h + kPad, "pkg", 8);
-        d.boxes.text(p.x + kPad, y + 17, p.title, "b");
         const int ny = y + kPkgHeader;
         for (const auto& n : p.numas) {
             d.boxes.rect(n.x, ny, n.w, numa_h, "numa", 6);
@@ -587,9 +700,11 @@ int draw_key(Drawing& d, int y) {
     return y + 20;
 }
 
-// One package: its CPU box, the devices of its NUMA nodes under it, and the GPU islands
-// of those devices (an island across packages has a bar in each band). Returns the bottom.
+// One band of a package: its NUMA nodes, their devices under them, and the bars of the
+// islands whose home is here. Returns the bottom.
 int draw_band(Drawing& d, const PkgBox& p, int y, int& right) {
+    d.band_left = p.x + kPad / 2;
+    d.band_right = p.x + p.w - kPad / 2;
     int numa_rows = 0;
     size_t device_rows = 0;
     for (const auto& n : p.numas) {
@@ -615,9 +730,40 @@ int draw_band(Drawing& d, const PkgBox& p, int y, int& right) {
             if (row > 0) d.boxes.text(n.x, from + 14, n.title + ", continued", "s");
             for (const auto& t : tops) d.edges.elbow(t.first, row == 0 ? from : from + 20, t.first, t.second);
         }
-        bottom = draw_islands(d, d.leaf_y + kLeafH + (d.second_row ? kRowGap + kLeafH : 0));
+        bottom = draw_islands(d, d.leaf_y + kLeafH + (d.second_row ? kRowGap + kLeafH : 0), row);
     }
     return bottom;
+}
+
+// The GPUs of a device tree.
+void gpus_under(const DeviceTreeNode& t, std::vector<int>& out) {
+    if (t.kind == DeviceTreeNode::GpuLeaf) out.push_back(t.index);
+    for (const auto& c : t.children) gpus_under(c, out);
+}
+
+// Each island's colour and home: the (band, device row) holding most of its GPUs, the first
+// such on a tie.
+void place_islands(Drawing& d, const std::vector<PkgBox>& bands) {
+    std::map<int, std::map<std::pair<size_t, size_t>, int>> count;
+    for (size_t b = 0; b < bands.size(); ++b)
+        for (const auto& n : bands[b].numas)
+            for (size_t r = 0; r < n.rows.size(); ++r) {
+                std::vector<int> gpus;
+                for (const auto& t : n.rows[r]) gpus_under(t, gpus);
+                for (int g : gpus)
+                    if (static_cast<size_t>(g) < d.islands.size() && d.islands[static_cast<size_t>(g)] >= 0)
+                        ++count[d.islands[static_cast<size_t>(g)]][{b, r}];
+            }
+    for (const auto& kv : island_members(d.islands)) {
+        if (kv.second.size() < 2) continue;
+        d.island_colour[kv.first] = island_color(island_link_text(d.node, kv.second));
+        int best = 0;
+        for (const auto& place : count[kv.first])
+            if (place.second > best) {
+                best = place.second;
+                d.island_home[kv.first] = place.first;
+            }
+    }
 }
 
 }  // namespace
@@ -625,12 +771,13 @@ int draw_band(Drawing& d, const PkgBox& p, int y, int& right) {
 std::string topology_svg(const Node& node, const std::vector<int>& islands, const Plan* plan) {
     const std::vector<NumaDevices> forest = device_forest(node);
     const std::vector<PkgBox> pkgs = cpu_boxes(node, forest);
-    Drawing d{node, islands, plan, plan ? plan_owners(*plan) : PlanOwners{}, {}, {}, {}, 0, false, 0};
+    Drawing d{node, islands, plan, plan ? plan_owners(*plan) : PlanOwners{}, {}, {}, {}, 0, false, 0, {}, {}, 0, 0, 0};
+    place_islands(d, pkgs);
 
     int usable = 0;
     for (const auto& n : node.nics) usable += n.usable() ? 1 : 0;
     const std::string title = node.hostname.empty() ? std::string("gputopo") : node.hostname;
-    const std::string subtitle = count_of(node.gpus.size(), "GPU") + ", " + count_of(node.nics.size(), "NIC") + " (" +
+    const std::string subtitle = gpus_caption(node) + ", " + count_of(node.nics.size(), "NIC") + " (" +
                                  std::to_string(usable) + " usable RDMA), " +
                                  count_of(node.numa_nodes.size(), "NUMA node") + ", " +
                                  count_of(static_cast<size_t>(node.cpus.count()), "CPU") +
@@ -639,7 +786,25 @@ std::string topology_svg(const Node& node, const std::vector<int>& islands, cons
 
     int right = kMargin;
     int y = 62;
-    for (const auto& p : pkgs) y = draw_band(d, p, y, right) + kGap;
+    Canvas back;  // the package boxes, under everything else
+    int top = y, w = 0;  // of the current package's box
+    for (size_t b = 0; b < pkgs.size(); ++b) {
+        const PkgBox& p = pkgs[b];
+        const bool first = b == 0 || pkgs[b - 1].group != p.group;
+        const bool last = b + 1 == pkgs.size() || pkgs[b + 1].group != p.group;
+        if (first) {
+            top = y;
+            w = 0;
+            for (size_t k = b; k < pkgs.size() && pkgs[k].group == p.group; ++k) w = std::max(w, pkgs[k].w);
+            d.boxes.text(p.x + kPad, y + 17, p.title, "b");
+        }
+        d.band = b;
+        y = draw_band(d, p, y, right) + kPad;
+        if (last) {
+            back.rect(p.x, top, w, y - top, "pkg", 8);
+            y += kGap;
+        }
+    }
     y += 8;
     y = plan ? draw_plan_legend(d, y, std::max(right, 700) - kMargin) + 8 : draw_key(d, y);
     const size_t wrap = static_cast<size_t>((std::max(right, 700) - kMargin) / 6);
@@ -661,6 +826,7 @@ std::string topology_svg(const Node& node, const std::vector<int>& islands, cons
     out += "<title>" + attr(title + ": " + subtitle) + "</title>\n";
     out += "<style>" + std::string(kStyle) + "</style>\n";
     out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+    out += back.str();
     out += d.edges.str();
     out += d.boxes.str();
     out += "</svg>\n";
