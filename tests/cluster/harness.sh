@@ -19,7 +19,8 @@
 #   wait_job_state JOBID STATE [SECONDS]   poll squeue/scontrol until the job reaches STATE.
 #   wait_restart_count JOBID SECONDS   until the job was requeued (RestartCnt >= 1).
 #   job_field JOBID FIELD  the job's FIELD from `scontrol show job -o` (the job's own, not
-#                         one its name poses as, nor Slurm 26.05's SubmitLine copy of it).
+#                         one its name poses as, nor Slurm 26.05's SubmitLine copy of it); Comment
+#                         whole (spaces and all) from squeue while the job is listed.
 #   tap_ok NAME / tap_not_ok NAME [WHY] / tap_check NAME CMD...   print "ok - NAME" / "not ok - NAME".
 #   tap_plan N            first line of every t_*.sh: "# plan N", the cases it runs; run.sh
 #                         counts every case missing from that (a script that died, skipped a
@@ -229,6 +230,13 @@ with_timeout() {
 }
 
 job_field() {
+    # The Comment may hold spaces (the user's text, job_submit.lua's gputopo:requeue=asked and
+    # gputopo's exclusion record): read whole from squeue while the job is listed there.
+    if [ "$2" = Comment ]; then
+        local c
+        c=$(squeue -h -j "$1" -O 'Comment:|' 2>/dev/null | head -n 1)
+        if [ -n "$c" ]; then printf '%s\n' "${c%|}"; return; fi
+    fi
     # A job's own fields come after its name; SubmitLine (26.05) repeats the name and the typed
     # options, up to WorkDir=, which is always next; Comment, SegmentSize, Switches... follow it.
     scontrol show job -o "$1" 2>/dev/null | sed 's/ SubmitLine=.* WorkDir=/ WorkDir=/' | grep -o " $2=[^ ]*" | tail -n 1 | cut -d= -f2-

@@ -59,6 +59,8 @@ if wait_lines "$w/a/start.0" 2 60 && wait_lines "$w/a/beat.0" 2 30; then
     run1=$(sub "$(latest "$w/a/start.1")" "$t0"); beat1=$(sub "$(earliest "$w/a/beat.1")" "$t0")
     echo "# measured: process fault -> every rank of the new step running ${run1} s, -> first heartbeat ${beat1} s"
     first=$(cat "$w/a/start.0"); second=$(cat "$w/a/start.1")
+    # The record is written once the new step runs (two bounded RPCs after its launch).
+    for _ in $(seq 1 25); do [[ "$(job_field "$ja" Comment)" == *exclude=n1* ]] && break; sleep 0.2; done
     comment=$(job_field "$ja" Comment)
     if [ "$(on_node "$w/a/start.0" n1)" = 0 ] && [ "$(on_node "$w/a/start.0" n3)" = 1 ] &&
        [ "$(on_node "$w/a/start.1" n2)" = 0 ] && [ "$(on_node "$w/a/start.1" n3)" = 1 ] &&

@@ -9,6 +9,8 @@
 #            t_plugin_release.sh alone: the release loads the plugin and binds a 2-node step
 #     deb    `make deb` inside the root, install the .deb there, run a --gpu-topo job with it
 #            (tests/release/deb_check.sh)
+#   GPUTOPO_RELEASE_EXTRA_PACKAGES="python3-torch": Debian packages added to the root (a root
+#   of its own in the cache), for the cluster tests that run a real training job.
 #
 # The root (Slurm, munge and the build dependencies installed) is cached as a tarball
 # under $GPUTOPO_RELEASE_CACHE (default /var/cache/gputopo/release); without it the cold
@@ -31,6 +33,7 @@ cache=${GPUTOPO_RELEASE_CACHE:-/var/cache/gputopo/release}
 # Everything the build, the cluster tests and `make deb` need inside the root.
 packages="slurmctld slurmd slurm-client libslurm-dev munge g++ make pkg-config libhwloc-dev libxml2-dev
           python3 procps iproute2 dpkg-dev fakeroot binutils lintian file man-db"
+if [ -n "${GPUTOPO_RELEASE_EXTRA_PACKAGES:-}" ]; then packages="$packages $GPUTOPO_RELEASE_EXTRA_PACKAGES"; fi
 key=$(printf '%s %s %s' "$suite" "$mirror" "$packages" | sha1sum | cut -c1-12)
 tarball=$cache/debian-$suite-$key.tar
 
