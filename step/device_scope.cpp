@@ -288,6 +288,28 @@ bool keeps_slurm_gpus(const StepInputs& in) { return !in.gpu_bind.empty() || !in
 
 namespace {
 
+// task_cpus_from_slurm of the task's SLURM_CPU_BIND_TYPE/_LIST, cut to `node_cpus`.
+// user_init asks once per local task with the same list: the last answer is kept,
+// so a long list is parsed once per step, not once per task.
+std::vector<CpuSet> local_task_cpus(const Getenv& current, int local_tasks, const CpuSet& node_cpus) {
+    struct Last {
+        std::optional<std::string> type, list;
+        int tasks = -1;
+        CpuSet within;
+        std::vector<CpuSet> cpus;
+    };
+    static thread_local Last last;
+    std::optional<std::string> type = current(env::kSlurmCpuBindType), list = current(env::kSlurmCpuBindList);
+    if (last.tasks != local_tasks || last.type != type || last.list != list || last.within != node_cpus) {
+        last.cpus = task_cpus_from_slurm(type, list, local_tasks, node_cpus.empty() ? nullptr : &node_cpus);
+        last.type = std::move(type);
+        last.list = std::move(list);
+        last.tasks = local_tasks;
+        last.within = node_cpus;
+    }
+    return last.cpus;
+}
+
 // Every local task's GPUs by Slurm's rule (closest and single: this task's
 // alone, they read its CPUs); false when the rule cannot be read.
 bool held_by_rule(const Node& node, const StepInputs& in, const DeviceRule& rule, int task, const Getenv& current,
@@ -298,9 +320,7 @@ bool held_by_rule(const Node& node, const StepInputs& in, const DeviceRule& rule
     // cut to the node's CPUs: a user's 1M-bit --cpu-bind mask is not copied per task per task.
     const bool reads_cpus = !per_node || (bind.kind == SlurmGpuBind::Kind::PerTask && rule.per_task == PerTaskRule::NearestFirst);
     std::vector<CpuSet> task_cpus;
-    if (reads_cpus)
-        task_cpus = task_cpus_from_slurm(current(env::kSlurmCpuBindType), current(env::kSlurmCpuBindList),
-                                         rule.local_tasks, node.cpus.empty() ? nullptr : &node.cpus);
+    if (reads_cpus) task_cpus = local_task_cpus(current, rule.local_tasks, node.cpus);
     if (task_affinity && static_cast<size_t>(task) < task_cpus.size()) task_cpus[static_cast<size_t>(task)] = *task_affinity;
     for (int t = 0; t < rule.local_tasks; ++t) {
         if (!per_node && t != task) continue;

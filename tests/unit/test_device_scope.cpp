@@ -208,7 +208,7 @@ TEST_CASE("a 1M-bit --cpu-bind mask is not copied per task per task before the f
         for (PerTaskRule rule_kind : {PerTaskRule::Blocks, PerTaskRule::NearestFirst}) {
             INFO(bind << (rule_kind == PerTaskRule::Blocks ? " blocks" : " nearest first"));
             DeviceRule rule;
-            rule.local_tasks = std::string(bind) == "gpu:per_task:1" && rule_kind == PerTaskRule::NearestFirst ? 8 : 256;
+            rule.local_tasks = 256;
             rule.constrained = true;
             rule.per_task = rule_kind;
             const Env env = {{"SLURMD_TRES_BIND", bind}, {"SLURM_CPU_BIND_TYPE", "mask_cpu:"},
