@@ -66,56 +66,68 @@ local function gpu_topo_value(job_desc)
     return nil
 end
 
--- Number of hosts in a Slurm hostlist expression ("n[1-4,7],login1", "r[1-2]n[01-18]").
+-- Number of hosts in a Slurm hostlist expression ("n[1-4,7],login1", "r[1-2]n[01-18]"), counted
+-- from the bracket ranges (never expanded): one pass over the text, however many items it holds.
 local function hostlist_count(expr)
-    local total, depth, item = 0, 0, ""
-    local function count_item(it)
-        if it == "" then return 0 end
-        local n = 1
-        for group in string.gmatch(it, "%[([^%]]*)%]") do
-            local c = 0
-            for part in string.gmatch(group, "[^,]+") do
-                local lo, hi = string.match(part, "^(%d+)-(%d+)$")
-                if lo then c = c + (tonumber(hi) - tonumber(lo) + 1) else c = c + 1 end
+    local total, pos, len = 0, 1, #expr
+    while pos <= len do
+        -- One item: up to the next comma outside brackets.
+        local n, stop = 1, pos
+        while stop <= len do
+            local c = string.sub(expr, stop, stop)
+            if c == "," then break end
+            if c == "[" then
+                local close = string.find(expr, "]", stop + 1, true)
+                if close == nil then return total end  -- unclosed: what was counted so far
+                local c2 = 0
+                for part in string.gmatch(string.sub(expr, stop + 1, close - 1), "[^,]+") do
+                    local lo, hi = string.match(part, "^(%d+)-(%d+)$")
+                    if lo then c2 = c2 + math.max(0, tonumber(hi) - tonumber(lo) + 1) else c2 = c2 + 1 end
+                end
+                n = n * c2
+                stop = close
             end
-            n = n * c
+            stop = stop + 1
         end
-        return n
-    end
-    for ch in string.gmatch(expr .. ",", ".") do
-        if ch == "[" then depth = depth + 1 elseif ch == "]" then depth = depth - 1 end
-        if ch == "," and depth == 0 then
-            total = total + count_item(item)
-            item = ""
-        else
-            item = item .. ch
-        end
+        if stop > pos then total = total + n end
+        pos = stop + 1
     end
     return total
 end
 
+-- topology.conf beside this file is read at most once per submission (job_submit runs under
+-- slurmctld's job write lock), with the group sizes counted from it.
+local topology_cache = { lines = nil, sizes = {} }
+
 -- The lines of the topology.conf beside this file, comments removed (an empty list without one).
 local function topology_lines()
+    if topology_cache.lines ~= nil then return topology_cache.lines end
     local src = debug.getinfo(1, "S").source
     local dir = string.match(src, "^@(.*)/[^/]*$") or "."
-    local f = io.open(dir .. "/topology.conf", "r")
-    if f == nil then return {} end
     local lines = {}
-    for line in f:lines() do lines[#lines + 1] = (string.gsub(line, "#.*", "")) end
-    f:close()
+    local f = io.open(dir .. "/topology.conf", "r")
+    if f ~= nil then
+        for line in f:lines() do lines[#lines + 1] = (string.gsub(line, "#.*", "")) end
+        f:close()
+    end
+    topology_cache = { lines = lines, sizes = {} }
     return lines
 end
 
 -- The node counts of the groups named by lines starting with `key_pattern` (a Lua pattern of the
 -- key and its '=') in the topology.conf beside this file, in file order.
 local function group_sizes(key_pattern)
+    local lines = topology_lines()
+    local cached = topology_cache.sizes[key_pattern]
+    if cached ~= nil then return cached end
     local sizes = {}
-    for _, line in ipairs(topology_lines()) do
+    for _, line in ipairs(lines) do
         if string.match(line, "^%s*" .. key_pattern) then
             local nodes = string.match(line, "[Nn][Oo][Dd][Ee][Ss]=(%S+)")
             if nodes then sizes[#sizes + 1] = hostlist_count(nodes) end
         end
     end
+    topology_cache.sizes[key_pattern] = sizes
     return sizes
 end
 
@@ -144,18 +156,34 @@ topology/block (the block plugin ignores them). With topology/tree it keeps
 asking for --switches as above.
 --]]
 
--- The layout's sizes from the --gpu-topo value ("island,tp=8,pp=4,verbose"), or nil.
+-- Largest size a layout dimension may have (gputopo's parallel layouts cap a job at 2^20 ranks).
+local MAX_LAYOUT_SIZE = 1048576
+
+-- The layout's sizes from the --gpu-topo value ("island,tp=8,pp=4,verbose"), or nil (and why, when
+-- a size is out of range: never a number that overflows in a log line).
 local function layout_of(value)
     local sizes, any = { tp = 1, cp = 1, ep = 1 }, false
     for word in string.gmatch(value, "[^,]+") do
         local k, v = string.match(word, "^(%a+)=(%d+)$")
         if k == "tp" or k == "cp" or k == "ep" or k == "pp" or k == "dp" then
-            sizes[k] = tonumber(v)
+            local n = #v <= 7 and tonumber(v) or nil
+            if n == nil or n < 1 or n > MAX_LAYOUT_SIZE then
+                return nil, string.format("%s is not from 1 to %d", k, MAX_LAYOUT_SIZE)
+            end
+            sizes[k] = n
             any = true
         end
     end
     if not any then return nil end
+    if sizes.tp * sizes.cp * sizes.ep > MAX_LAYOUT_SIZE then
+        return nil, string.format("tp*cp*ep is more than %d GPUs", MAX_LAYOUT_SIZE)
+    end
     return sizes
+end
+
+-- `s` safe for slurmctld's log: control characters (a newline would start a forged line) as \ddd.
+local function printable(s)
+    return (string.gsub(s, "[%c\\]", function(c) return string.format("\\%03d", string.byte(c)) end))
 end
 
 -- The planning base block (nodes) of topology/block, or nil without BlockName= lines: Slurm's
@@ -200,10 +228,15 @@ end
 
 -- With topology/block: sets job_desc.segment_size for the layout where this Slurm's
 -- job_submit/lua has the field (26.05+) and the user gave none; logs what it did or why not.
-local function ask_segment(job_desc, value, sizes, block, uid)
-    local prefix = string.format("gputopo: job from uid %d: --gpu-topo=%s", uid, value)
+local function ask_segment(job_desc, value, block, uid)
+    local prefix = string.format("gputopo: job from uid %d: --gpu-topo=%s", uid, printable(value))
+    local sizes, bad = layout_of(value)
     if sizes == nil then
-        slurm.log_info("%s: topology/block, no layout (tp=..): no --segment", prefix)
+        if bad ~= nil then
+            slurm.log_info("%s: no --segment (%s)", prefix, bad)
+        else
+            slurm.log_info("%s: topology/block, no layout (tp=..): no --segment", prefix)
+        end
         return
     end
     local seg, why = segment_for(job_desc, sizes, block)
@@ -259,18 +292,19 @@ end
 
 function slurm_job_submit(job_desc, part_list, submit_uid)
     mark_requeue_asked(job_desc)
+    topology_cache = { lines = nil, sizes = {} }  -- this submission reads topology.conf afresh, once
     local value = gpu_topo_value(job_desc)
     if value == nil or mode_of(value) ~= "island" then return slurm.SUCCESS end
     local block = base_block()
     if block ~= nil then
-        ask_segment(job_desc, value, layout_of(value), block, submit_uid)
+        ask_segment(job_desc, value, block, submit_uid)
         return slurm.SUCCESS
     end
     if user_set_switches(job_desc) then return slurm.SUCCESS end
     job_desc.req_switch = switches_for(job_desc)
     job_desc.wait4switch = GPUTOPO_WAIT4SWITCH_SECONDS
     slurm.log_info("gputopo: job from uid %d: --gpu-topo=%s -> --switches=%d@%d",
-                   submit_uid, value, job_desc.req_switch, GPUTOPO_WAIT4SWITCH_SECONDS)
+                   submit_uid, printable(value), job_desc.req_switch, GPUTOPO_WAIT4SWITCH_SECONDS)
     return slurm.SUCCESS
 end
 

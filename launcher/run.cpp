@@ -46,12 +46,10 @@ std::optional<std::string> real_getenv(const std::string& name) {
     return std::string(v);
 }
 
+// A rank or count up to kMaxWorld (launcher/ranks/rank_sources env_number):
+// a value out of range is a ParseError naming the variable, never a wrapped int.
 int env_int(const Getenv& get, const char* name, int fallback) {
-    auto v = get(name);
-    if (!v || v->empty()) return fallback;
-    char* end = nullptr;
-    long n = std::strtol(v->c_str(), &end, 10);
-    return (end && *end == 0) ? static_cast<int>(n) : fallback;
+    return static_cast<int>(env_number(get, name, kMaxWorld, fallback));
 }
 
 std::string env_str(const Getenv& get, const char* name) { return get(name).value_or(""); }
@@ -432,7 +430,7 @@ std::string attempt_key(const RankInfo& ri, const char* what) {
 std::vector<std::pair<std::string, std::string>> node_claims;
 
 bool first_on_node(const Options& opt, const RankInfo& ri, const char* what) {
-    std::string dir = private_state_dir(node_state_base(opt.node_state_dir, ri.node, ri.tmpdir));
+    std::string dir = node_private_dir(opt.node_state_dir, ri.node, ri.tmpdir);
     const std::string key = attempt_key(ri, what);
     if (!claim_leadership(dir, key)) return false;
     node_claims.emplace_back(dir, key);
@@ -591,7 +589,13 @@ int launcher_main(int argc, char** argv) {
     if (const char* m = secure_getenv(env::kLaunchTopologyModule); m && *m) readers::set_readers_module(m);
     plugin_names = plugin_framework_names(real_getenv);
     const RankSourceView rs = rank_source_view(opt, hiding(real_getenv, plugin_names));
-    const RankInfo ri = rank_info(rs.getenv);
+    RankInfo ri;
+    try {
+        ri = rank_info(rs.getenv);
+    } catch (const ParseError& e) {
+        say(std::string("gputopo: ") + e.what());
+        return 2;
+    }
     EventLog log;
     EventContext ectx{ri.job_id, ri.step_id, ri.restart_count, ri.rank, ri.node};
     if (!opt.log_dir.empty()) {

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <optional>
 
 #include "topo/core/errors.hpp"
@@ -56,10 +57,26 @@ CacheStamp current_stamp() {
 std::string cache_xml_path(const std::string& dir, const std::string& host) { return dir + "/" + host + ".xml"; }
 std::string cache_meta_path(const std::string& dir, const std::string& host) { return dir + "/" + host + ".meta"; }
 
+std::string cache_meta_text(const CacheStamp& stamp, bool live_complete, long now) {
+    return stamp.to_text() +
+           (live_complete ? std::string("live=complete\n")
+                          : "live=incomplete until=" + std::to_string(now + kIncompleteCacheLifeS) + "\n");
+}
+
 bool cache_fresh(const std::string& dir, const std::string& host, const CacheStamp& stamp) {
     struct stat st;
     if (lstat(cache_xml_path(dir, host).c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return false;
-    return read_cache_file(cache_meta_path(dir, host)) == stamp.to_text();
+    const std::string meta = read_cache_file(cache_meta_path(dir, host));
+    const long now = static_cast<long>(time(nullptr));
+    if (meta == cache_meta_text(stamp, true, now)) return true;
+    const std::string incomplete = stamp.to_text() + "live=incomplete until=";
+    // "until=T\n", T at most 18 digits (no overflow), and never further ahead than one life.
+    if (meta.compare(0, incomplete.size(), incomplete) != 0 || meta.size() > incomplete.size() + 19 || meta.back() != '\n')
+        return false;
+    const std::string until = meta.substr(incomplete.size(), meta.size() - incomplete.size() - 1);
+    if (until.empty() || until.find_first_not_of("0123456789") != std::string::npos) return false;
+    const long long t = std::stoll(until);
+    return now < t && t - now <= kIncompleteCacheLifeS;
 }
 
 Node refresh_cache(const std::string& dir, const std::string& host, const LiveSources& live, std::string* unwritten) {
@@ -71,12 +88,13 @@ Node refresh_cache(const std::string& dir, const std::string& host, const LiveSo
     Node node = read_hwloc_xml_buffer(xml, "live discovery of " + host);
     // NVML (NVLinks, NVSwitches, fabric cliques) and NIC port state refine
     // hwloc's view once, here; tasks read only the snapshot.
-    apply_live_sources(node, live);
+    const bool complete = apply_live_sources(node, live);
     add_nic_fallback_warnings(node);  // kept in the snapshot with the sources' warnings
     try {
         write_file_atomically(cache_xml_path(dir, host), xml);
         write_file_atomically(dir + "/" + host + ".snap", write_node_snapshot(node));
-        write_file_atomically(cache_meta_path(dir, host), stamp.to_text());
+        write_file_atomically(cache_meta_path(dir, host),
+                              cache_meta_text(stamp, complete, static_cast<long>(time(nullptr))));
     } catch (const TopologyError& e) {
         if (!unwritten) throw;
         *unwritten = e.what();

@@ -2,7 +2,8 @@
 // hwloc XML, re-done when the cache is missing or stale (another boot id,
 // another NVIDIA driver version). Task launch only reads the cache.
 // Files: DIR/<host>.xml, DIR/<host>.snap (node_snapshot.hpp: what task
-// launch reads) and DIR/<host>.meta ("boot_id=..\ndriver=..\n"),
+// launch reads) and DIR/<host>.meta ("boot_id=..\ndriver=..\nlive=complete\n",
+// cache_meta_text),
 // written atomically (temporary file + rename). DIR is admin-set.
 #pragma once
 
@@ -26,7 +27,17 @@ CacheStamp current_stamp();
 std::string cache_xml_path(const std::string& dir, const std::string& host);
 std::string cache_meta_path(const std::string& dir, const std::string& host);
 
-// True when both files exist and the metadata matches `stamp`.
+// The metadata file's text: the stamp, then "live=complete" when the live
+// sources answered (apply_live_sources), else "live=incomplete until=T" (unix
+// time `now` + kIncompleteCacheLifeS): a node described while NVML hung or
+// failed is rediscovered after that, not kept until the next boot
+// (issue 33, finding 8).
+inline constexpr long kIncompleteCacheLifeS = 120;
+std::string cache_meta_text(const CacheStamp& stamp, bool live_complete, long now);
+
+// True when both files exist and the metadata matches `stamp` (cache_meta_text:
+// complete, or incomplete and not yet past its time; an older metadata format
+// is stale).
 bool cache_fresh(const std::string& dir, const std::string& host, const CacheStamp& stamp);
 
 // Discovers this machine (hwloc refined by `live`) and writes the cache;

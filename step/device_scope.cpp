@@ -6,6 +6,7 @@
 
 #include "step/gpu_ids.hpp"
 #include "step/user_gpu_bind.hpp"
+#include "topo/core/conf_lines.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/core/files.hpp"
@@ -221,7 +222,7 @@ std::optional<std::vector<int>> slurm_task_gpus(const SlurmGpuBind& bind, const 
 }
 
 std::vector<CpuSet> task_cpus_from_slurm(const std::optional<std::string>& bind_type,
-                                         const std::optional<std::string>& bind_list, int ntasks) {
+                                         const std::optional<std::string>& bind_list, int ntasks, const CpuSet* within) {
     std::vector<CpuSet> out(static_cast<size_t>(std::clamp(ntasks, 0, 4096)));
     if (!bind_type || !bind_list || bind_list->empty() || out.empty()) return out;
     const bool mask = starts_with_ci(*bind_type, "mask_cpu");
@@ -245,23 +246,20 @@ std::vector<CpuSet> task_cpus_from_slurm(const std::optional<std::string>& bind_
         return out;
     }
     if (entries.empty()) return out;
+    if (within)  // CPUs the node lacks mean nothing: each copy below is the node's size, not the text's
+        for (CpuSet& e : entries) e &= *within;
     for (size_t t = 0; t < out.size(); ++t) out[t] = entries[t % entries.size()];
     return out;
 }
 
 bool cgroup_conf_constrains_devices(const std::string& text) {
     bool on = false;
-    for (const std::string& raw : split_fields(text, '\n')) {
-        std::string line = raw.substr(0, raw.find('#'));
-        for (char& c : line)
-            if (c == '\t' || c == '\r') c = ' ';
-        for (const std::string& word : split_nonempty(line, ' ')) {
-            size_t eq = word.find('=');
-            if (eq == std::string::npos || !starts_with_ci(word.substr(0, eq), "ConstrainDevices") || eq != 16)
-                continue;
-            const std::string v = word.substr(eq + 1);
-            on = starts_with_ci(v, "yes") || v == "1" || starts_with_ci(v, "true");
-        }
+    try {
+        for (const ConfLine& line : parse_conf_lines(text, "cgroup.conf"))
+            for (const auto& [key, value] : line.pairs)
+                if (iequals(key, "ConstrainDevices")) on = slurm_bool(value).value_or(false);  // the last one wins
+    } catch (const ParseError&) {
+        return false;  // a file Slurm refuses as well
     }
     return on;
 }
@@ -290,15 +288,40 @@ bool keeps_slurm_gpus(const StepInputs& in) { return !in.gpu_bind.empty() || !in
 
 namespace {
 
+// task_cpus_from_slurm of the task's SLURM_CPU_BIND_TYPE/_LIST, cut to `node_cpus`.
+// user_init asks once per local task with the same list: the last answer is kept,
+// so a long list is parsed once per step, not once per task.
+std::vector<CpuSet> local_task_cpus(const Getenv& current, int local_tasks, const CpuSet& node_cpus) {
+    struct Last {
+        std::optional<std::string> type, list;
+        int tasks = -1;
+        CpuSet within;
+        std::vector<CpuSet> cpus;
+    };
+    static thread_local Last last;
+    std::optional<std::string> type = current(env::kSlurmCpuBindType), list = current(env::kSlurmCpuBindList);
+    if (last.tasks != local_tasks || last.type != type || last.list != list || last.within != node_cpus) {
+        last.cpus = task_cpus_from_slurm(type, list, local_tasks, node_cpus.empty() ? nullptr : &node_cpus);
+        last.type = std::move(type);
+        last.list = std::move(list);
+        last.tasks = local_tasks;
+        last.within = node_cpus;
+    }
+    return last.cpus;
+}
+
 // Every local task's GPUs by Slurm's rule (closest and single: this task's
 // alone, they read its CPUs); false when the rule cannot be read.
 bool held_by_rule(const Node& node, const StepInputs& in, const DeviceRule& rule, int task, const Getenv& current,
                   const CpuSet* task_affinity, SlurmDevices& d) {
     const SlurmGpuBind bind = parse_slurm_gpu_bind(d.bind);
-    std::vector<CpuSet> task_cpus =
-        task_cpus_from_slurm(current(env::kSlurmCpuBindType), current(env::kSlurmCpuBindList), rule.local_tasks);
-    if (task_affinity && static_cast<size_t>(task) < task_cpus.size()) task_cpus[static_cast<size_t>(task)] = *task_affinity;
     const bool per_node = bind.kind != SlurmGpuBind::Kind::Closest && bind.kind != SlurmGpuBind::Kind::Single;
+    // The tasks' CPUs only where the rule reads them (closest, single, 23.11's per_task),
+    // cut to the node's CPUs: a user's 1M-bit --cpu-bind mask is not copied per task per task.
+    const bool reads_cpus = !per_node || (bind.kind == SlurmGpuBind::Kind::PerTask && rule.per_task == PerTaskRule::NearestFirst);
+    std::vector<CpuSet> task_cpus;
+    if (reads_cpus) task_cpus = local_task_cpus(current, rule.local_tasks, node.cpus);
+    if (task_affinity && static_cast<size_t>(task) < task_cpus.size()) task_cpus[static_cast<size_t>(task)] = *task_affinity;
     for (int t = 0; t < rule.local_tasks; ++t) {
         if (!per_node && t != task) continue;
         // The topology's GPU locality stands for gres.conf Cores= only on the host it describes.

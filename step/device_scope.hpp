@@ -83,11 +83,14 @@ std::optional<std::vector<int>> slurm_task_gpus(const SlurmGpuBind& bind, const 
 // and SLURM_CPU_BIND_LIST say (mask_cpu: hex masks, map_cpu: CPU numbers),
 // `ntasks` entries (cycling through a shorter list, as Slurm does); empty sets
 // when the list is absent or of another kind. At most 4096 tasks are read.
+// `within` (the node's CPUs): each set is cut to them.
 std::vector<CpuSet> task_cpus_from_slurm(const std::optional<std::string>& bind_type,
-                                         const std::optional<std::string>& bind_list, int ntasks);
+                                         const std::optional<std::string>& bind_list, int ntasks,
+                                         const CpuSet* within = nullptr);
 
-// ConstrainDevices=yes in the cgroup.conf text (Slurm's key=value syntax, keys and
-// yes/no case-insensitive, '#' comments).
+// ConstrainDevices=yes in the cgroup.conf text, read as Slurm reads it
+// (topo/core/conf_lines: spaces around '=', quoted values, keys and yes/no
+// case-insensitive, '#' comments, the last value wins); false for text Slurm refuses.
 bool cgroup_conf_constrains_devices(const std::string& cgroup_conf_text);
 
 // Whether Slurm constrains devices on this node: `slurm_dir`/cgroup.conf says

@@ -52,6 +52,12 @@ bool mode_from_word(const std::string& w, Mode& m) {
 }  // namespace
 
 Options parse_gpu_topo(const std::string& value, const std::string& where) {
+    // A newline or another control character (possible through the API) would
+    // start a forged line wherever the value is logged: refused, shown escaped
+    // (a tab is a blank around the commas).
+    for (char c : value)
+        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f)
+            throw ParseError("a control character in " + where + printable(value) + " (" + kChoices + ")");
     const std::string input = where + value;
     if (value.empty()) throw ParseError("empty value in " + input + " (" + kChoices + ")");
     std::vector<std::string> words = words_of(value);

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "launcher/env/framework_env.hpp"
+#include "launcher/ranks/rank_sources.hpp"
 #include "step/apply.hpp"
 #include "step/device_scope.hpp"
 #include "step/gpu_ids.hpp"
@@ -11,6 +12,7 @@
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/core/strings.hpp"
+#include "topo/fabric/rank_order.hpp"
 #include "topo/fabric/slurm_islands.hpp"
 #include "topo/sources/nic_policy.hpp"
 #include "topo/sources/node_refine.hpp"
@@ -26,12 +28,22 @@ Node load_node(const std::string& path) {
 
 namespace {
 
-int non_negative(const Getenv& get, const char* var, int fallback) {
-    auto v = get(var);
-    if (!v || v->empty()) return fallback;
-    if (v->size() > 9 || v->find_first_not_of("0123456789") != std::string::npos)
-        throw ParseError(std::string(var) + "='" + *v + "' is not a non-negative number");
-    return std::stoi(*v);
+// The tasks on node `node_id` by `text` (Slurm's "2(x3),1"), from 1 to kMaxLocalTasks.
+int local_task_count(const char* var, const std::string& text, long long node_id) {
+    const std::string shown = printable(text.size() > 60 ? text.substr(0, 60) + "..." : text);
+    uint64_t n = 0;
+    try {
+        n = TaskCounts::parse(text).at(static_cast<uint64_t>(node_id));
+    } catch (const ParseError& e) {
+        throw ParseError(std::string(var) + ": " + e.what());
+    } catch (const std::out_of_range&) {
+        throw ParseError(std::string(var) + "='" + shown + "' does not reach node index " + std::to_string(node_id) +
+                         " (SLURM_NODEID; expected Slurm's form such as 2(x3),1 covering the node)");
+    }
+    if (n > static_cast<uint64_t>(kMaxLocalTasks))
+        throw ParseError(std::string(var) + "='" + shown + "': " + std::to_string(n) + " tasks on node index " +
+                         std::to_string(node_id) + " (expected at most " + std::to_string(kMaxLocalTasks) + ")");
+    return std::max(1, static_cast<int>(n));
 }
 
 // The position of each of `own` in `step`, or nullopt when one is missing.
@@ -50,14 +62,15 @@ std::optional<std::vector<int>> positions(const std::vector<int>& own, const std
 
 TaskPlace task_place(const Getenv& get, const std::string& host) {
     TaskPlace p;
-    p.local_id = non_negative(get, env::kSlurmLocalid, 0);
-    auto tpn = get(env::kSlurmStepTasksPerNode);
-    if (!tpn) tpn = get(env::kSlurmTasksPerNode);
-    const int node_id = non_negative(get, env::kSlurmNodeid, -1);
-    if (tpn && !tpn->empty() && node_id >= 0) p.local_tasks = std::max(1, tasks_on_node(*tpn, node_id));
+    p.local_id = static_cast<int>(env_number(get, env::kSlurmLocalid, kMaxLocalTasks - 1, 0));
+    const char* tpn_var = env::kSlurmStepTasksPerNode;
+    auto tpn = get(tpn_var);
+    if (!tpn) tpn = get(tpn_var = env::kSlurmTasksPerNode);
+    const long long node_id = env_number(get, env::kSlurmNodeid, kMaxWorld, -1);
+    if (tpn && !tpn->empty() && node_id >= 0) p.local_tasks = local_task_count(tpn_var, *tpn, node_id);
     if (p.local_id >= p.local_tasks) p.local_tasks = p.local_id + 1;
     if (auto v = get(env::kSlurmdNodename); v && !v->empty()) p.node_name = *v;
-    else p.node_name = step::slurm_node_name(get, node_id, host);
+    else p.node_name = step::slurm_node_name(get, static_cast<int>(node_id), host);
     return p;
 }
 

@@ -20,13 +20,13 @@ namespace gputopo::launch {
 
 namespace {
 
-// An entry's text, "" when it is missing, not a regular file or written
+// An entry's text, "" when it is missing, not a regular file this user owns, or written
 // before `not_before` (a launcher that died long before this one started).
 std::string read_small(const std::string& path, time_t not_before) {
     int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return "";
     struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_mtime < not_before) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_mtime < not_before) {
         close(fd);
         return "";
     }
@@ -145,7 +145,7 @@ void forget_step_gpus(const StepGpusExchange& x) {
     // once all have marked themselves done, nobody reads any more: the last
     // one removes the directory.
     const std::string done = x.dir + "/" + std::to_string(x.local_id) + ".done";
-    int fd = open(done.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = open(done.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd >= 0) close(fd);
     for (int t = 0; t < x.local_tasks; ++t)
         if (access((x.dir + "/" + std::to_string(t) + ".done").c_str(), F_OK) != 0) return;

@@ -11,20 +11,11 @@ namespace gputopo::launch {
 
 namespace {
 
-// A rank or count: 0..10^7 (no world is bigger; a larger value is a typo).
+// A rank or count (env_number up to kMaxWorld); `required`: unset is an error.
 long long number(const Getenv& get, const char* name, bool required, long long fallback = -1) {
     auto v = get(name);
-    if (!v || v->empty()) {
-        if (required) throw ParseError(std::string(name) + " is not set (expected a number)");
-        return fallback;
-    }
-    long long n = 0;
-    if (v->size() > 8) throw ParseError(std::string(name) + "='" + *v + "': expected a number below 10^8");
-    for (char c : *v) {
-        if (c < '0' || c > '9') throw ParseError(std::string(name) + "='" + *v + "': expected a non-negative integer");
-        n = n * 10 + (c - '0');
-    }
-    return n;
+    if ((!v || v->empty()) && required) throw ParseError(std::string(name) + " is not set (expected a number)");
+    return env_number(get, name, kMaxWorld, fallback);
 }
 
 bool present(const Getenv& get, const char* name) {
@@ -122,6 +113,23 @@ RankSource from_indexed_job(const Getenv& get) {
 }
 
 }  // namespace
+
+long long env_number(const Getenv& get, const char* name, long long max, long long fallback) {
+    auto v = get(name);
+    if (!v || v->empty()) return fallback;
+    const std::string shown = v->size() > 40 ? v->substr(0, 40) + "..." : *v;
+    auto bad = [&]() {
+        return ParseError(std::string(name) + "='" + printable(shown) + "': expected a whole number from 0 to " +
+                          std::to_string(max));
+    };
+    long long n = 0;
+    for (char c : *v) {
+        if (c < '0' || c > '9') throw bad();
+        if (n > (max - (c - '0')) / 10) throw bad();  // n * 10 + digit > max, without overflow
+        n = n * 10 + (c - '0');
+    }
+    return n;
+}
 
 RankSource detect_rank_source(const Getenv& get) {
     RankSource s;

@@ -57,6 +57,17 @@ struct RankSource {
 
 RankSource detect_rank_source(const Getenv& getenv_fn);
 
+// Ranks and counts read from the environment (SLURM_PROCID, SLURM_LOCALID,
+// SLURM_NODEID, SLURM_STEP_NUM_TASKS, RANK, OMPI_COMM_WORLD_SIZE, ...): no
+// world is bigger than kMaxWorld, no node runs more than kMaxLocalTasks tasks
+// (the step-GPU exchange and the binding size memory by it).
+inline constexpr long long kMaxWorld = 99999999;  // below 10^8: a larger value is a typo
+inline constexpr int kMaxLocalTasks = 4096;
+// The variable `name` as a number from 0 to `max` (decimal digits only);
+// `fallback` when unset or empty. Throws ParseError naming the variable, its
+// value and the range expected.
+long long env_number(const Getenv& getenv_fn, const char* name, long long max, long long fallback);
+
 // `getenv_fn` with the source's variables in front.
 Getenv with_rank_source(const Getenv& getenv_fn, const RankSource& src);
 

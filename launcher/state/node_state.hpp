@@ -18,10 +18,25 @@ std::string private_state_dir(const std::string& base);
 // The bases to try, in order (issue 20, H4): --node-state-dir (%n expanded)
 // when given, /dev/shm when writable, TMPDIR, /tmp; no duplicates.
 std::vector<std::string> node_state_bases(const std::string& option, const std::string& node, const std::string& tmpdir);
+// A fresh directory in `base` that only this user can have made, the same for
+// every task of the user on the node (issue 33, finding 3):
+// BASE/gputopo-launch.UID.<creation time>.<random>, made 0700; among this
+// user's such directories (owner, mode 0700, not a link: names another user
+// makes do not count) the oldest is taken, after a short wait (0.2 s at most,
+// only right after one was made) that lets tasks starting together agree.
+// "" when none can be made.
+std::string fresh_private_dir(const std::string& base);
+// The user's private runtime directories: $XDG_RUNTIME_DIR (when absolute),
+// /run/user/UID; used only when this user owns them with mode 0700.
+std::vector<std::string> runtime_dirs();
 // The first base whose BASE/gputopo-launch.UID is usable (private_state_dir):
 // another user who pre-creates the name in /dev/shm only moves this user to
-// the next base. "" when none is usable, with `note` naming what was refused.
-std::string first_private_state_dir(const std::vector<std::string>& bases, std::string* note = nullptr);
+// the next base. When another user took the name in every base:
+// RUNTIME/gputopo-launch in the first private runtime directory, else
+// fresh_private_dir in the first base that takes one. "" when none is usable,
+// with `note` naming what was refused.
+std::string first_private_state_dir(const std::vector<std::string>& bases, std::string* note = nullptr,
+                                    const std::vector<std::string>& runtime = runtime_dirs());
 // first_private_state_dir(node_state_bases(option, node, tmpdir)): the one
 // directory the leader claim, the GPU exchange and the error file use.
 std::string node_private_dir(const std::string& option, const std::string& node, const std::string& tmpdir,

@@ -363,8 +363,10 @@ _harness_cgroup_create() {
     done
     cat "$dir/cpuset/cpuset.cpus" > "$dir/cpuset/$name/cpuset.cpus" &&
     cat "$dir/cpuset/cpuset.mems" > "$dir/cpuset/$name/cpuset.mems" || return 1
+    # ConstrainDevices spelled as Slurm's parse_config.c also takes it (spaces around '=', a
+    # quoted value): the plugin and the launcher must read it as Slurm does (issue 33, finding 7).
     printf '%s\n' "CgroupPlugin=cgroup/v1" "CgroupMountpoint=$CLUSTER_DIR/cgroup" "ConstrainCores=yes" \
-        "ConstrainDevices=yes" "ConstrainRAMSpace=yes" > "$CLUSTER_DIR/etc/cgroup.conf"
+        'ConstrainDevices = "yes"' "ConstrainRAMSpace=yes" > "$CLUSTER_DIR/etc/cgroup.conf"
 }
 
 # Removes the run's cgroups, deepest first, once no process is left in them.

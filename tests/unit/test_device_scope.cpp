@@ -5,6 +5,7 @@
 // are computed here from the rule's definition, not from gputopo's code.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <map>
 #include <set>
 
@@ -170,12 +171,67 @@ TEST_CASE("cgroup.conf: ConstrainDevices=yes", "[device_scope]") {
     CHECK_FALSE(slurm_constrains_devices("/nonexistent-dir"));
 }
 
+TEST_CASE("cgroup.conf read as Slurm reads it: spaces around '=', quotes, its booleans (issue 33, finding 7)",
+          "[device_scope]") {
+    // Slurm's parse_config.c: "[[:space:]]*KEY[[:space:]]*=[[:space:]]*(\"...\"|VALUE)"; s_p_handle_boolean.
+    for (const char* on : {"ConstrainDevices = yes\n", "ConstrainDevices= yes\n", "ConstrainDevices =yes\n",
+                           "ConstrainDevices=\"yes\"\n", "  ConstrainDevices\t=\tYes  # on\n", "ConstrainDevices=true\n",
+                           "ConstrainDevices=1\n", "ConstrainDevices=up\n",
+                           "ConstrainCores = yes ConstrainDevices = yes ConstrainRAMSpace = no\n",
+                           "ConstrainDevices=no\nConstrainDevices = yes\n"}) {
+        INFO(on);
+        CHECK(cgroup_conf_constrains_devices(on));
+    }
+    for (const char* off : {"ConstrainDevices = no\n", "ConstrainDevices=\"no\"\n", "ConstrainDevices=yesplease\n",
+                            "ConstrainDevices=yes\nConstrainDevices = false\n", "ConstrainDevices=0\n",
+                            "ConstrainDevices=yes ConstrainCores\n"}) {  // the last: a line Slurm refuses
+        INFO(off);
+        CHECK_FALSE(cgroup_conf_constrains_devices(off));
+    }
+}
+
 // Every shipped topology with two or more GPUs, per_task:N with N = 1 and 2, the
 // whole node or its upper half, under ConstrainDevices: each task's
 // CUDA_VISIBLE_DEVICES counts 0..N-1, GPUTOPO_GPUS is the block Slurm's rule
 // gives it, no variable names a GPU outside that block, and its CPUs lie in the
 // CPUs local to its GPUs whenever the plan could keep them local. The launcher's
 // path, given the step's GPUs, gives the same action.
+TEST_CASE("a 1M-bit --cpu-bind mask is not copied per task per task before the fork (issue 33, finding 11)",
+          "[device_scope]") {
+    using clock = std::chrono::steady_clock;
+    const Node node = oci();
+    StepInputs in;
+    for (int g = 0; g < 8; ++g) in.gpus.push_back(g);
+    // A user-controlled mask of 2^20 bits (262,144 hex digits), the same for every task.
+    const std::string mask = "0x" + std::string(262143, '0') + "1";
+    for (const char* bind : {"gpu:per_task:1", "gpu:closest", "gpu:map_gpu:0,1"}) {
+        for (PerTaskRule rule_kind : {PerTaskRule::Blocks, PerTaskRule::NearestFirst}) {
+            INFO(bind << (rule_kind == PerTaskRule::Blocks ? " blocks" : " nearest first"));
+            DeviceRule rule;
+            rule.local_tasks = 256;
+            rule.constrained = true;
+            rule.per_task = rule_kind;
+            const Env env = {{"SLURMD_TRES_BIND", bind}, {"SLURM_CPU_BIND_TYPE", "mask_cpu:"},
+                             {"SLURM_CPU_BIND_LIST", mask}, {"CUDA_VISIBLE_DEVICES", "0"}};
+            const Getenv get = env_of(env);
+            const auto t0 = clock::now();
+            SlurmDevices first;
+            for (int t = 0; t < rule.local_tasks; ++t) {
+                SlurmDevices d = slurm_devices(node, in, rule, t, get, nullptr);
+                if (t == 0) first = d;
+            }
+            const double took = std::chrono::duration<double>(clock::now() - t0).count();
+            CHECK(took < 3.0);  // 256 tasks: 31 s before (the mask copied 256 x 256 times)
+            if (std::string(bind) == "gpu:per_task:1") CHECK(first.gpus == std::vector<int>{0});
+        }
+    }
+    // The sets are cut to the node's CPUs: CPU 0 stays, the 2^20th bit (no such CPU) goes.
+    const CpuSet cpus = node.cpus;
+    auto cut = task_cpus_from_slurm(std::string("mask_cpu:"), "0x1" + std::string(262143, '0') + ",0x1", 2, &cpus);
+    CHECK(cut[0].empty());
+    CHECK(cut[1].to_list() == "0");
+}
+
 TEST_CASE("ConstrainDevices + per-task binding on every fixture: each task binds around the GPUs it holds",
           "[device_scope][fixtures]") {
     int checked = 0;

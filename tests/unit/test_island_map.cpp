@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "tests/unit/fixtures.hpp"
+#include "topo/core/conf_lines.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/fabric/island_map.hpp"
 #include "topo/fabric/island_sources.hpp"
@@ -232,6 +233,21 @@ TEST_CASE("islands: one island per line group, same name merges", "[islands]") {
     CHECK(name_of(m, "n5") == "a");
     CHECK(name_of(m, "q1") == "B");
     CHECK(m.island(1).origin == "g.conf:5");
+}
+
+TEST_CASE("Slurm-style lines: spaces around '=' and quoted values as Slurm reads them (issue 33, finding 7)",
+          "[islands]") {
+    std::vector<ConfLine> lines =
+        parse_conf_lines("SwitchName = s1 Nodes= \"n[1-2]\"\nA=\"x y\" B=\"q\"r C=\nD= E=f\n", "t.conf");
+    REQUIRE(lines.size() == 3);
+    using P = std::vector<std::pair<std::string, std::string>>;
+    CHECK(lines[0].pairs == P{{"SwitchName", "s1"}, {"Nodes", "n[1-2]"}});
+    // Slurm's regex: a quote not followed by a space is part of an unquoted value; "D= E=f" is D="E=f".
+    CHECK(lines[1].pairs == P{{"A", "x y"}, {"B", "\"q\"r"}, {"C", ""}});
+    CHECK(lines[2].pairs == P{{"D", "E=f"}});
+    CHECK(slurm_bool("YES") == true);
+    CHECK(slurm_bool("Down") == false);
+    CHECK_FALSE(slurm_bool("yess"));
 }
 
 TEST_CASE("islands: malformed lines give file, line, text and what was expected", "[islands]") {

@@ -9,6 +9,7 @@
 #include "launcher/env/binding.hpp"
 #include "launcher/env/framework_env.hpp"
 #include "launcher/env/nccl_env.hpp"
+#include "launcher/ranks/rank_sources.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/sources/topology_loader.hpp"
 #include "topo/core/host.hpp"
@@ -109,6 +110,37 @@ TEST_CASE("binding without the plugin: where the task sits, from Slurm's variabl
     CHECK(p.node_name == "b");
     CHECK(p.local_tasks == 1);
     CHECK_THROWS_AS(task_place(env_of({{"SLURM_LOCALID", "x"}}), "h"), gputopo::ParseError);
+}
+
+TEST_CASE("binding without the plugin: task counts from the environment are range-checked and capped (issue 33, finding 12)",
+          "[launcher]") {
+    auto problem = [](std::map<std::string, std::string> m) {
+        try {
+            TaskPlace p = task_place(env_of(m), "h");
+            return std::string("no error, ") + std::to_string(p.local_tasks) + " local tasks";
+        } catch (const gputopo::ParseError& e) {
+            return std::string(e.what());
+        }
+    };
+    // 10,000,000 tasks on the node used to size the step-GPU exchange (5.2 GB); 2147483647: bad_alloc.
+    for (const char* big : {"10000000", "2147483647", "99999999999", "18446744073709551617"}) {
+        INFO(big);
+        CHECK_THAT(problem({{"SLURM_STEP_TASKS_PER_NODE", big}, {"SLURM_NODEID", "0"}}),
+                   Catch::Contains("SLURM_STEP_TASKS_PER_NODE"));
+        CHECK_THAT(problem({{"SLURM_LOCALID", big}}), Catch::Contains("SLURM_LOCALID='") &&
+                                                          Catch::Contains("from 0 to " + std::to_string(kMaxLocalTasks - 1)));
+    }
+    for (const char* big : {"100000000", "99999999999", "18446744073709551617"})
+        CHECK_THAT(problem({{"SLURM_NODEID", big}, {"SLURM_TASKS_PER_NODE", "4"}}),
+                   Catch::Contains(std::string("SLURM_NODEID='") + big + "': expected a whole number from 0 to 99999999"));
+    CHECK_THAT(problem({{"SLURM_TASKS_PER_NODE", "4097"}, {"SLURM_NODEID", "0"}}),
+               Catch::Contains("SLURM_TASKS_PER_NODE='4097': 4097 tasks") && Catch::Contains("at most 4096"));
+    CHECK_THAT(problem({{"SLURM_STEP_TASKS_PER_NODE", "2(x3)"}, {"SLURM_NODEID", "3"}}),
+               Catch::Contains("SLURM_STEP_TASKS_PER_NODE='2(x3)' does not reach node index 3"));
+    CHECK(problem({{"SLURM_STEP_TASKS_PER_NODE", "4096"}, {"SLURM_NODEID", "0"}, {"SLURM_LOCALID", "4095"}}) ==
+          "no error, 4096 local tasks");
+    // A control character in the value is shown escaped, never as a new line.
+    CHECK_THAT(problem({{"SLURM_LOCALID", "1\nforged"}}), Catch::Contains("1\\nforged"));
 }
 
 TEST_CASE("binding without the plugin: the step's environment from a narrowed task", "[launcher]") {

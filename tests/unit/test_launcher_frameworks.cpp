@@ -789,3 +789,19 @@ TEST_CASE("gputopo-launch: a bad command line is one line naming the program, ex
     CHECK(none.rc == 2);
     CHECK(none.err == "gputopo-launch: no program to run (expected: gputopo-launch [OPTIONS] -- PROGRAM [ARGS...])\n");
 }
+
+TEST_CASE("gputopo-launch: an overflowing SLURM_PROCID or count is one message naming it (issue 33, finding 12)",
+          "[launcher][frameworks]") {
+    std::string launcher = launcher_or_skip();
+    if (launcher.empty()) return;
+    const std::string topo = gputopo_test::topology(kXe8640);
+    for (const char* var : {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_RESTART_COUNT"}) {
+        INFO(var);
+        Env env = {{"SLURM_PROCID", "0"}, {"SLURM_JOB_ID", "7"}, {"SLURM_STEP_ID", "0"}};
+        env[var] = "99999999999";  // wrapped to a negative int before: "...-1.json" error files
+        auto r = run_launcher(launcher, {"--dry-run", "--topology", topo, "--", "true"}, env);
+        CHECK(r.rc == 2);
+        CHECK_THAT(r.err, Catch::Contains(std::string(var) + "='99999999999': expected a whole number from 0 to"));
+        CHECK(r.err.find("internal error") == std::string::npos);
+    }
+}

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "launcher/requeue/requeue.hpp"
 #include "launcher/failure/root_cause.hpp"
+#include "launcher/state/node_state.hpp"
 
 using namespace gputopo::launch;
 
@@ -215,11 +217,10 @@ TEST_CASE("another user who pre-creates the private directory only moves this us
     std::string note;
     const std::string dir = first_private_state_dir({planted.path, fallback.path}, &note);
     CHECK(dir == fallback.path + "/gputopo-launch." + std::to_string(::geteuid()));
-    // Every base refused: "" and a note naming them.
-    REQUIRE(::rmdir(dir.c_str()) == 0);
-    REQUIRE(::symlink(planted.path.c_str(), dir.c_str()) == 0);
-    CHECK(first_private_state_dir({planted.path, fallback.path}, &note).empty());
-    CHECK_THAT(note, Catch::Contains(mine) && Catch::Contains(dir));
+    // Every base refused (and nowhere to make a fresh directory): "" and a note naming them.
+    const std::string gone1 = planted.path + "/no/such", gone2 = fallback.path + "/no/such";
+    CHECK(first_private_state_dir({gone1, gone2}, &note, {}).empty());
+    CHECK_THAT(note, Catch::Contains(gone1 + "/gputopo-launch.") && Catch::Contains(gone2 + "/gputopo-launch."));
     // The order: --node-state-dir (%n expanded), /dev/shm when writable, TMPDIR, /tmp.
     std::vector<std::string> bases = node_state_bases("/x/%n", "n1", "/t");
     REQUIRE(bases.size() >= 3);
@@ -228,4 +229,87 @@ TEST_CASE("another user who pre-creates the private directory only moves this us
     CHECK(bases.back() == "/tmp");
     CHECK(node_state_bases("", "n1", "/tmp").back() == "/tmp");
     CHECK(std::count(bases.begin(), bases.end(), "/tmp") == 1);
+}
+
+namespace {
+// This user's fresh directories in `base` (fresh_private_dir's names).
+std::vector<std::string> fresh_dirs(const std::string& base) {
+    std::vector<std::string> out;
+    const std::string prefix = "gputopo-launch." + std::to_string(::geteuid()) + ".";
+    for (const auto& e : std::filesystem::directory_iterator(base))
+        if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+// `dir` planted as another user would: open to all (and, as root, owned by nobody).
+void plant(const std::string& dir) {
+    REQUIRE(::mkdir(dir.c_str(), 0777) == 0);
+    REQUIRE(::chmod(dir.c_str(), 0777) == 0);
+    if (::geteuid() == 0) REQUIRE(::chown(dir.c_str(), 65534, 65534) == 0);
+}
+}  // namespace
+
+TEST_CASE("another user who plants the private directory in every base does not take it away (issue 33, finding 3)",
+          "[launcher]") {
+    TempDir shm, tmp;
+    const std::string uid = std::to_string(::geteuid());
+    plant(shm.path + "/gputopo-launch." + uid);
+    plant(tmp.path + "/gputopo-launch." + uid);
+    // Names shaped like the fresh ones, older than any this run makes: another user's, so not ours.
+    plant(shm.path + "/gputopo-launch." + uid + ".0000000000000001.00000000");
+    REQUIRE(::symlink(tmp.path.c_str(), (shm.path + "/gputopo-launch." + uid + ".0000000000000002.00000000").c_str()) == 0);
+    // Eight tasks of one step starting together agree on one directory, made fresh.
+    std::vector<std::string> results;
+    std::vector<int> pipes;
+    std::vector<pid_t> kids;
+    for (int t = 0; t < 8; ++t) {
+        int fds[2];
+        REQUIRE(::pipe(fds) == 0);
+        pid_t pid = ::fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            ::close(fds[0]);
+            std::string note;
+            const std::string dir = first_private_state_dir({shm.path, tmp.path}, &note, {});
+            const std::string line = dir.empty() ? "none: " + note : dir;
+            if (::write(fds[1], line.data(), line.size()) < 0) _exit(2);
+            _exit(0);
+        }
+        ::close(fds[1]);
+        pipes.push_back(fds[0]);
+        kids.push_back(pid);
+    }
+    for (size_t i = 0; i < kids.size(); ++i) {
+        std::string got;
+        char buf[512];
+        ssize_t n;
+        while ((n = ::read(pipes[i], buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+        ::close(pipes[i]);
+        int st = 0;
+        ::waitpid(kids[i], &st, 0);
+        results.push_back(got);
+    }
+    INFO(results[0]);
+    REQUIRE(results[0].rfind(shm.path + "/gputopo-launch." + uid + ".", 0) == 0);  // in the first base
+    for (const std::string& r : results) CHECK(r == results[0]);
+    struct stat st {};
+    REQUIRE(::lstat(results[0].c_str(), &st) == 0);
+    CHECK(S_ISDIR(st.st_mode));
+    CHECK(st.st_uid == ::geteuid());
+    CHECK((st.st_mode & 0777) == 0700);
+    // The losers of the race removed theirs: ours is the only fresh directory of this user's.
+    std::vector<std::string> mine;
+    for (const std::string& d : fresh_dirs(shm.path))
+        if (::lstat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 077) == 0)
+            mine.push_back(d);
+    CHECK(mine == std::vector<std::string>{results[0]});
+    // A later step reuses it at once.
+    std::string note;
+    CHECK(first_private_state_dir({shm.path, tmp.path}, &note, {}) == results[0]);
+    // The private runtime directory comes first when this user has one (0700, owned), never when open to others.
+    TempDir runtime;
+    CHECK(first_private_state_dir({shm.path, tmp.path}, &note, {runtime.path}) == runtime.path + "/gputopo-launch");
+    TempDir open_runtime;
+    REQUIRE(::chmod(open_runtime.path.c_str(), 0755) == 0);
+    CHECK(first_private_state_dir({shm.path, tmp.path}, &note, {open_runtime.path}) == results[0]);
 }

@@ -22,6 +22,7 @@
 #include "step/option_parser.hpp"
 #include "tests/unit/cli_runner.hpp"
 #include "tests/unit/fixtures.hpp"
+#include "tests/unit/lua_runner.hpp"
 #include "tests/unit/json_parse.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/fabric/island_sources.hpp"
@@ -588,36 +589,6 @@ TEST_CASE("layout: gputopo-launch --layout sets RANK from the placement; --gpu-t
     CHECK_THROWS_WITH(step::parse_gpu_topo("island,tp=8,tp=2"), Catch::Contains("tp given twice"));
 }
 
-namespace {
-
-// Lua 5.1 through dlopen (no headers needed): runs `code` and returns the
-// string it returns, or "lua: ..." on an error; "" when liblua5.1 is absent.
-std::string run_lua(const std::string& code) {
-    void* h = dlopen("liblua5.1.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (!h) return "";
-    using State = void;
-    auto newstate = reinterpret_cast<State* (*)()>(dlsym(h, "luaL_newstate"));
-    auto openlibs = reinterpret_cast<void (*)(State*)>(dlsym(h, "luaL_openlibs"));
-    auto loadstring = reinterpret_cast<int (*)(State*, const char*)>(dlsym(h, "luaL_loadstring"));
-    auto pcall = reinterpret_cast<int (*)(State*, int, int, int)>(dlsym(h, "lua_pcall"));
-    auto tolstring = reinterpret_cast<const char* (*)(State*, int, size_t*)>(dlsym(h, "lua_tolstring"));
-    auto close_state = reinterpret_cast<void (*)(State*)>(dlsym(h, "lua_close"));
-    if (!newstate || !openlibs || !loadstring || !pcall || !tolstring || !close_state) return "";
-    State* L = newstate();
-    openlibs(L);
-    std::string out;
-    if (loadstring(L, code.c_str()) != 0 || pcall(L, 0, 1, 0) != 0) {
-        const char* e = tolstring(L, -1, nullptr);
-        out = std::string("lua: ") + (e ? e : "?");
-    } else {
-        const char* s = tolstring(L, -1, nullptr);
-        out = s ? s : "lua: no string returned";
-    }
-    close_state(L);
-    return out;
-}
-
-}  // namespace
 
 TEST_CASE("layout: job_submit.lua asks for a --segment that keeps TP*CP*EP blocks inside a block", "[layout][lua]") {
     // The shipped job_submit.lua beside a topology.conf with 18-node blocks (GB200 NVL72 racks).
@@ -657,7 +628,7 @@ local got = table.concat({
     submit("island,tp=8,pp=4", { min_nodes = 36, ntasks_per_node = 4 }),
 }, " ")
 return got .. "|" .. logs[#logs])";
-    const std::string out = run_lua(harness);
+    const std::string out = gputopo_test::run_lua(harness);
     std::remove((d + "/job_submit.lua").c_str());
     std::remove((d + "/topology.conf").c_str());
     rmdir(dir);

@@ -3,6 +3,8 @@
 // from Slurm's topology.conf / topology.yaml without islands=.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -414,6 +416,42 @@ TEST_CASE("topology.yaml: flow style reads as the same block style (block_sizes:
             CHECK(std::string(e.what()).rfind("x.yaml:", 0) == 0);
         }
     }
+}
+
+TEST_CASE("topology.yaml: a flow collection over many lines is read in linear time, and bounded (issue 33, finding 9)",
+          "[islands][slurm-topology]") {
+    using clock = std::chrono::steady_clock;
+    // 32k lines of one flow list took 42 s (the bracket balance was recounted from the start at every line).
+    std::string text = "- topology: t\n  cluster_default: true\n  block:\n    blocks: [\n";
+    const int n = 32000;
+    for (int i = 0; i < n; ++i) text += "      {block: b" + std::to_string(i) + ", nodes: \"x" + std::to_string(i) + "\"},\n";
+    text += "    ]\n";
+    IslandMap map;
+    auto t0 = clock::now();
+    parse_slurm_topology_yaml(text, "big.yaml", map);
+    const double took = std::chrono::duration<double>(clock::now() - t0).count();
+    CHECK(map.size() == static_cast<size_t>(n));
+    CHECK(took < 5.0);
+    // An unclosed '[' before 16 MiB of lines (60 s and more before): one message, at once.
+    auto error_of = [](const std::string& t) {
+        IslandMap m;
+        try {
+            parse_slurm_topology_yaml(t, "u.yaml", m);
+        } catch (const ParseError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    std::string unclosed = "- topology: t\n  block:\n    blocks: [\n";
+    while (unclosed.size() < (size_t{16} << 20)) unclosed += "      {block: b1, nodes: x1},\n";
+    t0 = clock::now();
+    const std::string msg = error_of(unclosed);
+    CHECK_THAT(msg, Catch::StartsWith("u.yaml:3: 'blocks: [': a flow collection") && Catch::Contains("longer than 4 MiB"));
+    CHECK(std::chrono::duration<double>(clock::now() - t0).count() < 5.0);
+    // Nesting: 100,000 '[' over many lines stops at 32 levels.
+    std::string deep = "- topology: t\n  block:\n    blocks: ";
+    for (int i = 0; i < 100000; ++i) deep += i % 100 == 99 ? "[\n" : "[";
+    CHECK_THAT(error_of(deep), Catch::Contains("nested more than 32 deep"));
 }
 
 TEST_CASE("topology.yaml: the reader gives the islands libyaml (Slurm's YAML parser) reads, on every example",

@@ -1,14 +1,18 @@
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
 #include "tests/unit/fixtures.hpp"
+#include "tests/unit/cli_runner.hpp"
+#include "tests/unit/nvml_fake.hpp"
 #include "topo/sources/node_snapshot.hpp"
 #include "step/option_parser.hpp"
 #include "spank/plugstack_args.hpp"
@@ -17,6 +21,7 @@
 #include "step/topology_path.hpp"
 #include "spank/topology_cache.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/strings.hpp"
 #include "topo/output/plan_format.hpp"
 #include "topo/plan/planner.hpp"
 #include "topo/sources/topology_loader.hpp"
@@ -270,6 +275,23 @@ TEST_CASE("task binding on the XE8640: env, visibility, affinity decision, verbo
     CHECK_THROWS_AS(StepBinding(setup, node).task(4, env_of({})), PlanError);
 }
 
+TEST_CASE("--gpu-topo with a control character is refused, shown escaped (issue 33, finding 13)", "[spank]") {
+    for (const char* v : {"island\nslurmctld: error: forged", "closest,verbose\r", "island,tp=8\x1b[2K", "\x7f"}) {
+        INFO(printable(v));
+        try {
+            parse_gpu_topo(v, "--gpu-topo=");
+            FAIL("accepted");
+        } catch (const ParseError& e) {
+            const std::string msg = e.what();
+            CHECK(msg.find('\n') == std::string::npos);
+            CHECK(msg.find('\r') == std::string::npos);
+            CHECK(msg.find('\x1b') == std::string::npos);
+            CHECK_THAT(msg, Catch::StartsWith("a control character in --gpu-topo="));
+        }
+    }
+    CHECK(printable("a\nb\\c\x01") == "a\\nb\\\\c\\x01");
+}
+
 TEST_CASE("topology cache: atomic write, freshness by boot id and driver", "[spank]") {
     char tmpl[] = "/tmp/gputopo-cache-test.XXXXXX";
     REQUIRE(mkdtemp(tmpl) != nullptr);
@@ -279,6 +301,8 @@ TEST_CASE("topology cache: atomic write, freshness by boot id and driver", "[spa
     CHECK_FALSE(cache_fresh(dir, "h", now));
     write_file_atomically(cache_xml_path(dir, "h"), "<topology/>\n");
     write_file_atomically(cache_meta_path(dir, "h"), now.to_text());
+    CHECK_FALSE(cache_fresh(dir, "h", now));  // the metadata before issue 33: refreshed once
+    write_file_atomically(cache_meta_path(dir, "h"), cache_meta_text(now, true, time(nullptr)));
     CHECK(cache_fresh(dir, "h", now));
     CacheStamp rebooted = now;
     rebooted.boot_id = "another-boot";
@@ -323,6 +347,58 @@ TEST_CASE("cache= on a file system that takes no write: the node just discovered
     REQUIRE(rmdir(blocker.c_str()) == 0);
     unlink(marker.c_str());
     CHECK(rmdir(dir.c_str()) == 0);  // nothing else was written
+}
+
+TEST_CASE("cache= written while NVML hung is rediscovered after a short while, not kept for the boot (issue 33, finding 8)",
+          "[spank][nvml]") {
+    if (geteuid() != 0) {
+        WARN("needs root (check_cache_dir wants a root-owned cache directory)");
+        return;
+    }
+    const std::string lib = gputopo_test::fake_nvml_library();
+    REQUIRE(gputopo_test::file_exists(lib));
+    char tmpl[] = "/tmp/gputopo-cache-f8.XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    const std::string dir = tmpl;
+    REQUIRE(chmod(dir.c_str(), 0755) == 0);
+    // In a child: the thread stuck in the fake nvmlInit stays behind, and this
+    // process's later NVML calls would all be refused.
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        alarm(60);
+        setenv("GPUTOPO_FAKE_NVML_FIXTURE", gputopo_test::nvml_fixture("init-hangs.nvml").c_str(), 1);
+        LiveSources live;
+        live.nvml_library = lib;
+        live.nvml_timeout_s = 0.5;
+        live.nic_state = false;
+        int bad = 0;
+        refresh_cache(dir, "h", live);
+        const CacheStamp stamp = current_stamp();
+        const std::string meta = gputopo_test::slurp(cache_meta_path(dir, "h"));
+        if (meta.find("live=incomplete until=") == std::string::npos) bad |= 1;
+        if (!cache_fresh(dir, "h", stamp)) bad |= 2;  // the next steps of the next two minutes reuse it
+        // Past its time: stale, the next step discovers again (before: fresh until reboot).
+        write_file_atomically(cache_meta_path(dir, "h"), cache_meta_text(stamp, false, time(nullptr) - kIncompleteCacheLifeS - 1));
+        if (cache_fresh(dir, "h", stamp)) bad |= 4;
+        // A time further ahead than one life is not believed.
+        write_file_atomically(cache_meta_path(dir, "h"), cache_meta_text(stamp, false, time(nullptr) + 86400));
+        if (cache_fresh(dir, "h", stamp)) bad |= 8;
+        // NVML not asked for: complete, kept for the boot.
+        live.nvml = false;
+        refresh_cache(dir, "h", live);
+        if (gputopo_test::slurp(cache_meta_path(dir, "h")).find("live=complete\n") == std::string::npos) bad |= 16;
+        if (!cache_fresh(dir, "h", stamp)) bad |= 32;
+        _exit(bad);
+    }
+    int st = 0;
+    REQUIRE(waitpid(pid, &st, 0) == pid);
+    INFO("child status " << st << " (bits: 1 not marked, 2 not reused at once, 4 reused past its time, 8 far future "
+                                  "believed, 16 complete not marked, 32 complete not fresh)");
+    CHECK(WIFEXITED(st));
+    CHECK(WEXITSTATUS(st) == 0);
+    for (const char* f : {".xml", ".snap", ".meta"}) unlink((dir + "/h" + f).c_str());
+    CHECK(rmdir(dir.c_str()) == 0);
 }
 
 TEST_CASE("node snapshot round-trips every fixture: same text, same plans", "[spank]") {

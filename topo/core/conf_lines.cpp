@@ -16,6 +16,14 @@ bool iequals(std::string_view a, std::string_view b) {
     return true;
 }
 
+std::optional<bool> slurm_bool(std::string_view v) {
+    for (const char* yes : {"yes", "up", "true", "1"})
+        if (iequals(v, yes)) return true;
+    for (const char* no : {"no", "down", "false", "0"})
+        if (iequals(v, no)) return false;
+    return std::nullopt;
+}
+
 const std::string* ConfLine::get(std::string_view key) const {
     for (const auto& kv : pairs)
         if (iequals(kv.first, key)) return &kv.second;
@@ -24,6 +32,55 @@ const std::string* ConfLine::get(std::string_view key) const {
 
 void ConfLine::fail(const std::string& why, const std::string& expected) const {
     throw ParseError(origin() + ": '" + text + "': " + why + " (expected " + expected + ")");
+}
+
+namespace {
+
+bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+
+}  // namespace
+
+// Slurm's rule (src/common/parse_config.c keyvalue_pattern): KEY, optional spaces, '=',
+// optional spaces, then a value in double quotes (spaces kept) or up to the next space.
+std::vector<std::pair<std::string, std::string>> slurm_key_values(const ConfLine& cl) {
+    std::vector<std::pair<std::string, std::string>> pairs;
+    const std::string& t = cl.text;
+    const size_t n = t.size();
+    size_t at = 0;
+    auto skip = [&]() {
+        while (at < n && blank(t[at])) ++at;
+    };
+    while (true) {
+        skip();
+        if (at >= n) break;
+        const size_t key_at = at;
+        while (at < n && !blank(t[at]) && t[at] != '=') ++at;
+        std::string key = t.substr(key_at, at - key_at);
+        skip();
+        if (key.empty() || at >= n || t[at] != '=') {
+            size_t end = key_at;
+            while (end < n && !blank(t[end])) ++end;
+            cl.fail("'" + t.substr(key_at, end - key_at) + "' is not Key=Value",
+                    "Key=Value words separated by spaces");
+        }
+        ++at;
+        skip();
+        std::string value;
+        const size_t value_at = at;
+        if (at < n && t[at] == '"') {
+            size_t close = t.find('"', at + 1);
+            if (close != std::string::npos && (close + 1 == n || blank(t[close + 1]))) {
+                value = t.substr(at + 1, close - at - 1);
+                at = close + 1;
+            }
+        }
+        if (at == value_at) {  // not a quoted value: up to the next space
+            while (at < n && !blank(t[at])) ++at;
+            value = t.substr(value_at, at - value_at);
+        }
+        pairs.emplace_back(std::move(key), std::move(value));
+    }
+    return pairs;
 }
 
 std::vector<ConfLine> parse_conf_lines(std::string_view text, const std::string& file) {
@@ -74,18 +131,7 @@ std::vector<ConfLine> parse_conf_lines(std::string_view text, const std::string&
         cl.file = file;
         cl.number = pending_start;
         cl.text = pending.substr(b, pending.find_last_not_of(" \t") - b + 1);
-        size_t at = 0;
-        while (true) {
-            at = cl.text.find_first_not_of(" \t", at);
-            if (at == std::string::npos) break;
-            size_t stop = cl.text.find_first_of(" \t", at);
-            std::string tok = cl.text.substr(at, stop == std::string::npos ? std::string::npos : stop - at);
-            at = stop;
-            size_t eq = tok.find('=');
-            if (eq == std::string::npos || eq == 0)
-                cl.fail("'" + tok + "' is not Key=Value", "Key=Value words separated by spaces");
-            cl.pairs.emplace_back(tok.substr(0, eq), tok.substr(eq + 1));
-        }
+        cl.pairs = slurm_key_values(cl);
         out.push_back(std::move(cl));
         pending.clear();
         if (nl == text.size()) break;

@@ -44,4 +44,20 @@ std::string join_strings(const std::vector<std::string>& v, const char* sep) {
     return out;
 }
 
+std::string printable(std::string_view s) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(s.size());
+    for (char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '\\') out += "\\\\";
+        else if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else if (c < 0x20 || c == 0x7f) out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+        else out += ch;
+    }
+    return out;
+}
+
 }  // namespace gputopo

@@ -22,4 +22,9 @@ std::vector<std::string> split_nonempty(std::string_view s, char sep);
 std::string join_strings(const std::vector<std::string>& v, const char* sep = ",");
 std::string join_ints(const std::vector<int>& v, const char* sep = ",");
 
+// `s` safe to put in a log line or a message: control characters (newline,
+// carriage return, escape, DEL, ...) written as \n, \r, \t or \xNN and a
+// backslash as \\, so that input cannot start a forged line or move the cursor.
+std::string printable(std::string_view s);
+
 }  // namespace gputopo

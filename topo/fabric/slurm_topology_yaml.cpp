@@ -11,6 +11,7 @@
 // several lines until its brackets close), which is turned into the same block
 // lines first. Anchors, aliases, tags and multi-line scalars are refused with
 // the line named.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ namespace gputopo {
 namespace {
 
 constexpr size_t kMaxLines = 1000000;
+// One flow collection ("blocks: [...]" over many lines) is at most this long and
+// this deep: an unclosed '[' stops here instead of taking the rest of the file.
+constexpr size_t kMaxFlowBytes = size_t{4} << 20;
+constexpr int kMaxFlowDepth = 32;
 
 struct YamlLine {
     int number = 0;
@@ -117,7 +122,8 @@ private:
         while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
     }
     [[noreturn]] void bad(const std::string& why) const {
-        throw ParseError(file_ + ":" + std::to_string(number_) + ": '" + trim(s_) + "': " + why +
+        const std::string shown = trim(s_.substr(0, 200)) + (s_.size() > 200 ? "..." : "");
+        throw ParseError(file_ + ":" + std::to_string(number_) + ": '" + shown + "': " + why +
                          " (expected YAML flow style such as '[4, 16]' or '{block: b1, nodes: \"n[1-4]\"}')");
     }
     std::string scalar() {
@@ -131,11 +137,12 @@ private:
             pos_ = end + 1;
             return s_.substr(start, pos_ - start);
         }
-        while (pos_ < s_.size() && std::string(",[]{}").find(s_[pos_]) == std::string::npos &&
+        while (pos_ < s_.size() && !is_flow_indicator(s_[pos_]) &&
                !(s_[pos_] == ':' && (pos_ + 1 == s_.size() || s_[pos_ + 1] == ' ')))
             ++pos_;
         return trim(s_.substr(start, pos_ - start));
     }
+    static bool is_flow_indicator(char c) { return c == ',' || c == '[' || c == ']' || c == '{' || c == '}'; }
     bool at(char c) {
         skip();
         return pos_ < s_.size() && s_[pos_] == c;
@@ -147,7 +154,7 @@ private:
     // One value after `head` (which ends in ':' or '-'): a scalar on the same line, a
     // collection on the lines below it.
     void node(const std::string& head, size_t col, std::vector<std::string>& out) {
-        if (++depth_ > 32) bad("flow collections nested more than 32 deep");
+        if (++depth_ > kMaxFlowDepth) bad("flow collections nested more than " + std::to_string(kMaxFlowDepth) + " deep");
         const std::string pad(col, ' ');
         if (at('[')) {
             ++pos_;
@@ -213,22 +220,31 @@ size_t flow_start(const std::string& text) {
     return v != std::string::npos && (text[v] == '[' || text[v] == '{') ? v : std::string::npos;
 }
 
-int bracket_balance(const std::string& t) {
-    int depth = 0;
-    char quote = 0;
-    for (char c : t) {
-        if (quote) {
-            if (c == quote) quote = 0;
-        } else if (c == '"' || c == '\'') {
-            quote = c;
-        } else if (c == '[' || c == '{') {
-            ++depth;
-        } else if (c == ']' || c == '}') {
-            --depth;
+// The bracket depth of a flow collection read line by line, quotes skipped:
+// each line is looked at once, whatever the collection's length.
+class FlowBalance {
+public:
+    void feed(const std::string& t) {
+        for (char c : t) {
+            if (quote_) {
+                if (c == quote_) quote_ = 0;
+            } else if (c == '"' || c == '\'') {
+                quote_ = c;
+            } else if (c == '[' || c == '{') {
+                max_ = std::max(max_, ++depth_);
+            } else if (c == ']' || c == '}') {
+                --depth_;
+            }
         }
     }
-    return depth;
-}
+    bool open() const { return depth_ > 0; }
+    int deepest() const { return max_; }
+
+private:
+    int depth_ = 0;
+    int max_ = 0;
+    char quote_ = 0;
+};
 
 struct Entry {       // one "- switch:" / "- block:" item
     std::string kind;  // "switch" or "block"
@@ -278,7 +294,20 @@ void parse_slurm_topology_yaml(std::string_view text, const std::string& file, I
             if (v != std::string::npos && raw.find('\t') == std::string::npos) {
                 const int first = number;
                 std::string flow = raw.substr(v);
-                while (bracket_balance(flow) > 0 && start < text.size()) flow += "\n" + strip_comment(next_physical());
+                FlowBalance balance;
+                balance.feed(flow);
+                while (balance.open() && start < text.size()) {
+                    std::string more = strip_comment(next_physical());
+                    balance.feed(more);
+                    flow += '\n';
+                    flow += more;
+                    if (flow.size() > kMaxFlowBytes)
+                        fail(file, first, trim(raw), "a flow collection ('[...]', '{...}') longer than " +
+                                                         std::to_string(kMaxFlowBytes >> 20) + " MiB (unclosed?)");
+                    if (balance.deepest() > kMaxFlowDepth)
+                        fail(file, first, trim(raw), "flow collections nested more than " +
+                                                         std::to_string(kMaxFlowDepth) + " deep");
+                }
                 std::string head = trim(raw.substr(0, v));
                 size_t col = raw.find_first_not_of(' ');
                 pending_number = first;

@@ -243,15 +243,24 @@ std::vector<std::string> mark_storage_nics(Node& node, const std::vector<std::st
     return unmatched;
 }
 
-void apply_live_sources(Node& node, const LiveSources& sources) {
+bool apply_live_sources(Node& node, const LiveSources& sources) {
+    bool complete = true;
     try {
-        if (sources.nvml) merge_nvml(node, read_nvml(sources.nvml_library, sources.nvml_timeout_s));
+        if (sources.nvml) {
+            const NvmlSnapshot nvml = read_nvml(sources.nvml_library, sources.nvml_timeout_s);
+            const bool nvidia = std::any_of(node.gpus.begin(), node.gpus.end(),
+                                            [](const Gpu& g) { return g.vendor == Vendor::Nvidia; });
+            complete = nvml.available || (!nvml.timed_out && !nvidia);
+            merge_nvml(node, nvml);
+        }
         if (sources.nic_state) merge_nic_state(node, read_nic_state(sources.sysfs_root));
         for (const auto& n : mark_storage_nics(node, sources.storage_nics))
             node.warnings.push_back("storage NIC '" + n + "' (site configuration) is not on this node");
     } catch (const std::exception& e) {
         node.warnings.push_back(std::string("live sources: ") + e.what());
+        return false;
     }
+    return complete;
 }
 
 LiveSources live_sources_from_environment() {

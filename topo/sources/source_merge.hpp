@@ -49,10 +49,14 @@ struct LiveSources {
 };
 
 // Refines `node` (this machine's model) with the live sources; never throws.
+// Returns false when NVML was asked for and gave nothing that can be kept: it
+// did not answer in time, or it failed on a node with NVIDIA GPUs (a driver
+// still loading, a transient hang): the node is then hwloc's view for now only
+// (spank/topology_cache keeps such a node for a short while, issue 33, finding 8).
 // Reads only: which GPUs lost their nearest NIC is the planner's to say
 // (topo/plan/nic_selection.hpp add_nic_fallback_warnings, called by the front
 // ends that show a node's warnings).
-void apply_live_sources(Node& node, const LiveSources& sources);
+bool apply_live_sources(Node& node, const LiveSources& sources);
 
 // The defaults with the NVML library from $GPUTOPO_NVML_LIBRARY: for the
 // front ends the user runs (CLI, launcher), never for the plugin.
