@@ -29,12 +29,14 @@
 #include "launcher/child/supervisor.hpp"
 #include "readers/readers.hpp"
 #include "step/apply.hpp"
+#include "step/slurm_rank_order.hpp"
 #include "step/topology_path.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/core/host.hpp"
 #include "topo/core/strings.hpp"
 #include "topo/core/version.hpp"
+#include "topo/fabric/slurm_islands.hpp"
 
 namespace gputopo::launch {
 
@@ -170,6 +172,23 @@ void add_nccl_topo_file(const Options& opt, const RankInfo& ri, NodeOnce& node, 
     if (speaks(opt, ri)) say("gputopo: " + note);
 }
 
+// Slurm's rank order as this task sees it (step/slurm_rank_order.hpp): the
+// lowest rank on its node (block distribution), on 26.05+ builds with Slurm's
+// topology for its order.
+step::SlurmNodeOrder slurm_rank_order(const Getenv& get) {
+    const long procid = std::atol(get(env::kSlurmProcid).value_or("-1").c_str());
+    const long localid = std::atol(get(env::kSlurmLocalid).value_or("-1").c_str());
+    if (procid < 0 || localid < 0 || localid > procid) return {};
+    std::optional<IslandMap> topology;
+    if (step::built_topology_order()) {
+        try {
+            topology = load_step_islands("", slurm_config_dir(get)).map;
+        } catch (const std::exception&) {
+        }
+    }
+    return step::step_node_order(get, static_cast<uint64_t>(procid - localid), topology ? &*topology : nullptr, true);
+}
+
 // The framework variables (torchrun's included), from the rank source.
 void add_framework_env(const Options& opt, const RankInfo& ri, const RankSourceView& rs, std::vector<EnvVar>& wanted) {
     try {
@@ -180,14 +199,20 @@ void add_framework_env(const Options& opt, const RankInfo& ri, const RankSourceV
         fi.error_file = resolve_error_file(opt, ri.job_id, ri.rank, ri.restart_count);
         fi.master_addr = rs.source.master_addr;
         fi.master_port = rs.source.master_port;
+        const bool island_order = opt.rank_order == "island" || !opt.layout.empty();
+        const step::SlurmNodeOrder order = island_order || rs.source.name != "slurm"
+                                               ? step::SlurmNodeOrder{}
+                                               : slurm_rank_order(ri.getenv);
+        fi.node_rank = order.node_rank;
         if (fi.master_addr.empty() && !real_getenv(env::kMasterAddr)) {
-            // The first node's name, else its NodeAddr (one bounded scontrol).
+            // The node of rank 0 (island order: the node list's first, which holds island rank 0),
+            // its name, else its NodeAddr (one bounded scontrol).
             auto runner = [](const std::vector<std::string>& argv, double timeout_s) {
                 CommandResult r = run_command(argv, timeout_s);
                 return std::make_pair(r.status, r.output);
             };
-            step::MasterAddr m =
-                step::resolve_master_addr(step::step_first_node(ri.getenv), runner, 5, step::read_local_slurm_conf());
+            const std::string rank0 = order.rank0_node.empty() ? step::step_first_node(ri.getenv) : order.rank0_node;
+            step::MasterAddr m = step::resolve_master_addr(rank0, runner, 5, step::read_local_slurm_conf());
             fi.master_addr = m.addr;
             if (!m.warning.empty() && ri.place.local_id == 0) say("gputopo: warning: " + m.warning);
         }

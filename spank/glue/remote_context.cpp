@@ -31,8 +31,10 @@ extern "C" {
 #include "spank/glue/state.hpp"
 #include "spank/topology_cache.hpp"
 #include "step/apply.hpp"
+#include "step/device_probe.hpp"
 #include "step/device_scope.hpp"
 #include "step/layout_rank.hpp"
+#include "step/slurm_rank_order.hpp"
 #include "step/step_binding.hpp"
 #include "step/topology_path.hpp"
 #include "topo/core/env_names.hpp"
@@ -81,6 +83,7 @@ struct StepdState {
     std::string islands_problem;          // why there are no island variables ("" when fine)
     std::string master_addr;              // MASTER_ADDR for the framework variables (resolved once per node)
     std::string master_addr_warning;      // why it may not work ("" fine)
+    long node_rank = -1;                  // this node's place in Slurm's rank order (GROUP_RANK), -1 unknown
 };
 
 StepdState& stepd() {
@@ -214,13 +217,43 @@ void prepare_tasks(spank_t sp, StepdState& st) {
     }
 }
 
+// Slurm's rank order as this node sees it (step/slurm_rank_order.hpp): the
+// lowest rank it holds, and on 26.05+ builds Slurm's topology for its order.
+step::SlurmNodeOrder slurm_order(spank_t sp) {
+    uint32_t node_id = 0, first_rank = 0;
+    if (spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, 0U, &first_rank) != ESPANK_SUCCESS)
+        return {};
+    const step::Getenv base = job_env(sp);
+    const std::string id = std::to_string(node_id);
+    const step::Getenv env = [base, id](const std::string& n) -> std::optional<std::string> {
+        return n == env::kSlurmNodeid ? std::optional<std::string>(id) : base(n);
+    };
+    std::optional<IslandMap> topology;
+    if (step::built_topology_order()) {
+        try {
+            topology = load_step_islands("", slurm_config_dir(process_getenv)).map;
+        } catch (const std::exception&) {
+        }
+    }
+    return step::step_node_order(env, first_rank, topology ? &*topology : nullptr, true);
+}
+
 // MASTER_ADDR for the framework variables, once per node (bounded: getaddrinfo,
-// else the NodeAddr slurm.conf gives, else at most one `scontrol show node`, 5 s each).
+// else the NodeAddr slurm.conf gives, else at most one `scontrol show node`, 5 s each):
+// the node that holds rank 0; in island order (RANK = GPUTOPO_RANK) the node
+// list's first, which holds island rank 0 (topo/fabric/rank_order.hpp).
 void resolve_master(spank_t sp, StepdState& st) {
     if (!st.effective.framework) return;
     try {
+        std::string rank0 = step::step_first_node(job_env(sp));
+        if (st.effective.mode != Mode::Island) {
+            const step::SlurmNodeOrder o = slurm_order(sp);
+            if (!o.rank0_node.empty()) rank0 = o.rank0_node;
+            st.node_rank = o.node_rank;
+        }
         step::MasterAddr m = step::resolve_master_addr(
-            step::step_first_node(job_env(sp)),
+            rank0,
             [](const std::vector<std::string>& argv, double timeout_s) { return step::run_bounded(argv, timeout_s); },
             5, step::read_local_slurm_conf());
         st.master_addr = m.addr;
@@ -377,6 +410,17 @@ bool own_device_scope(spank_t sp, const StepdState& st) {
     return st.binding->task_scope_is_own(std::string(buf));
 }
 
+// How many GPU device files this task may open (its devices cgroup is in
+// place by task_init): devices= from plugstack.conf, else /dev and /dev/dri.
+std::optional<int> openable_gpus(const StepdState& st) {
+    try {
+        const std::string& dir = shared().config.devices;
+        return step::openable_gpu_count(dir.empty() ? dir : step::expand_path(dir, st.node_name, host_name()));
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
 const TaskWork& task_work(spank_t sp, const StepdState& st, int task, TaskWork& made) {
     const bool ready =
         task >= 0 && static_cast<size_t>(task) < st.prepared.size() && !own_device_scope(sp, st);
@@ -386,7 +430,7 @@ const TaskWork& task_work(spank_t sp, const StepdState& st, int task, TaskWork& 
         made = st.prepared[static_cast<size_t>(task)];
     } else {
         const CpuSet affinity = step::current_affinity();  // after task/affinity
-        made.action = st.binding->task(task, job_env(sp), &affinity);
+        made.action = st.binding->task(task, job_env(sp), &affinity, openable_gpus(st));
         made.apply = step::prepare_apply(made.action);
     }
     add_islands(sp, st, task, made.action);
@@ -406,7 +450,7 @@ void set_cpu_bind_vars(spank_t sp, const step::TaskAction& a) {
 void set_framework_env(spank_t sp, const StepdState& st, int task, const step::TaskAction& a) {
     if (!st.effective.framework) return;
     const bool users_addr = job_getenv(sp, env::kMasterAddr).has_value();
-    FrameworkTask f = framework_for_task(job_env(sp), a.set, st.master_addr);
+    FrameworkTask f = framework_for_task(job_env(sp), a.set, st.master_addr, st.node_rank);
     for (const auto& v : f.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
     if (!f.warning.empty()) say(st.node_name + ": " + f.warning);
     if (task == 0 && !users_addr && !st.master_addr_warning.empty()) say(st.node_name + ": " + st.master_addr_warning);
