@@ -43,6 +43,7 @@ extern "C" {
 #include "topo/fabric/island_sources.hpp"
 #include "topo/fabric/slurm_islands.hpp"
 #include "topo/fabric/step_islands.hpp"
+#include "topo/mnnvl.hpp"
 #include "topo/sources/nic_policy.hpp"
 #include "topo/sources/node_refine.hpp"
 #include "topo/sources/source_merge.hpp"
@@ -370,6 +371,28 @@ void say_step_notes(spank_t sp, const StepdState& st, int task) {
     if (task == 0 && !in.device_problem.empty()) say(st.node_name + ": " + in.device_problem);
 }
 
+// Local task 0 of a multi-node step on GPUs of a multi-node NVLink fabric (an
+// NVL72 rack: the topology's GPUs carry a fabric cluster UUID): what this task
+// can see of NCCL's MNNVL prerequisites, its IMEX channel (GPUTOPO_IMEX_CHANNELS
+// names another directory, for tests) and NCCL_CUMEM_ENABLE/NCCL_MNNVL_ENABLE,
+// one line per problem (topo/mnnvl.hpp). The fabric's state is gputopo doctor --mnnvl's.
+void say_mnnvl_problems(spank_t sp, const StepdState& st, int task) {
+    if (task != 0) return;
+    uint32_t nodes = 1;
+    if (spank_get_item(sp, S_JOB_NNODES, &nodes) != ESPANK_SUCCESS || nodes < 2) return;
+    const Node& node = st.binding->node();
+    bool fabric = false;
+    for (int g : st.binding->inputs().gpus)
+        if (const Gpu* gpu = node.gpu(g); gpu && !gpu->fabric_cluster_uuid.empty()) fabric = true;
+    if (!fabric) return;
+    MnnvlInputs m;
+    m.imex_dir = job_getenv(sp, env::kImexChannelsDirVar).value_or(kImexChannelsDir);
+    m.imex = probe_imex_channels(m.imex_dir);
+    m.nccl_cumem_enable = job_getenv(sp, env::kNcclCumemEnable);
+    m.nccl_mnnvl_enable = job_getenv(sp, env::kNcclMnnvlEnable);
+    for (const std::string& p : mnnvl_problems(m)) say(st.node_name + ": multi-node NVLink: " + p);
+}
+
 // task_init for a step whose binding could not be made.
 void report_problem(const StepdState& st, int task) {
     if (task == 0) {
@@ -463,6 +486,7 @@ void bind_task(spank_t sp, const StepdState& st, int task) {
     for (const auto& v : a.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
     set_framework_env(sp, st, task, a);
     say_step_notes(sp, st, task);
+    say_mnnvl_problems(sp, st, task);
     for (const auto& w2 : a.warnings) say(w2);  // task 0 of the node only carries them
     const std::string apply_error = step::apply_prepared(w.apply);
     if (apply_error.empty() && a.apply_affinity && !a.cpu_bind_vars.empty()) set_cpu_bind_vars(sp, a);
