@@ -79,6 +79,45 @@ SlurmNodeOrder step_node_order(const Getenv& env, uint64_t first_rank, const Isl
     }
 }
 
+bool slurm_order_keeps_islands(const Getenv& env, const SlurmNodeOrder& order, const IslandMap& topology,
+                               const IslandMap& islands) {
+    if (order.order != "topology") return false;
+    try {
+        auto list = first_of(env, {env::kSlurmStepNodelist, env::kSlurmJobNodelist, env::kSlurmNodelist});
+        if (!list) return false;
+        const Hostlist nodes = Hostlist::parse(*list);
+        const uint64_t n = nodes.count();
+        if (n == 0 || n > kMaxNodes) return false;
+        std::vector<uint64_t> topo(n);
+        std::iota(topo.begin(), topo.end(), uint64_t{0});
+        std::vector<size_t> slurm_island(n);
+        std::vector<std::string> name(n);
+        for (uint64_t i = 0; i < n; ++i) {
+            name[i] = nodes.nth(i);
+            slurm_island[i] = topology.find(name[i]);
+        }
+        std::stable_sort(topo.begin(), topo.end(),
+                         [&](uint64_t a, uint64_t b) { return slurm_island[a] < slurm_island[b]; });
+        // Each island of `islands` one run in Slurm's order (unnamed nodes: alone).
+        std::vector<size_t> seen;
+        size_t last = IslandMap::npos;
+        for (uint64_t i : topo) {
+            const size_t id = islands.find(name[i]);
+            if (id == IslandMap::npos) {
+                last = IslandMap::npos;
+                continue;
+            }
+            if (id == last) continue;
+            if (std::find(seen.begin(), seen.end(), id) != seen.end()) return false;
+            seen.push_back(id);
+            last = id;
+        }
+        return true;
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
 #ifndef GPUTOPO_SLURM_VERSION_NUMBER
 #define GPUTOPO_SLURM_VERSION_NUMBER 0
 #endif

@@ -43,6 +43,15 @@ SlurmNodeOrder slurm_node_order(const Hostlist& nodes, const TaskCounts& counts,
 SlurmNodeOrder step_node_order(const Getenv& env, uint64_t first_rank, const IslandMap* topology,
                                bool prefer_topology);
 
+// Island mode where Slurm already places tasks island by island: `order` is
+// what step_node_order found (its order "topology", from Slurm's topology
+// `topology`), and in that order the nodes of each island of `islands` (the
+// map island mode uses; a node it does not name is an island of its own) are
+// consecutive. Then island order would only reshuffle ranks Slurm grouped
+// already: RANK stays SLURM_PROCID (issue 32).
+bool slurm_order_keeps_islands(const Getenv& env, const SlurmNodeOrder& order, const IslandMap& topology,
+                               const IslandMap& islands);
+
 // Whether this build's Slurm places tasks in topology order by default (26.05+).
 bool built_topology_order();
 

@@ -85,6 +85,8 @@ struct StepdState {
     std::string master_addr;              // MASTER_ADDR for the framework variables (resolved once per node)
     std::string master_addr_warning;      // why it may not work ("" fine)
     long node_rank = -1;                  // this node's place in Slurm's rank order (GROUP_RANK), -1 unknown
+    std::string rank0_node;               // the node that holds Slurm's rank 0, "" unknown
+    bool keep_slurm_ranks = false;        // island mode: Slurm's order is island by island already
 };
 
 StepdState& stepd() {
@@ -220,7 +222,7 @@ void prepare_tasks(spank_t sp, StepdState& st) {
 
 // Slurm's rank order as this node sees it (step/slurm_rank_order.hpp): the
 // lowest rank it holds, and on 26.05+ builds Slurm's topology for its order.
-step::SlurmNodeOrder slurm_order(spank_t sp) {
+step::SlurmNodeOrder slurm_order(spank_t sp, std::optional<IslandMap>& topology) {
     uint32_t node_id = 0, first_rank = 0;
     if (spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, 0U, &first_rank) != ESPANK_SUCCESS)
@@ -230,7 +232,6 @@ step::SlurmNodeOrder slurm_order(spank_t sp) {
     const step::Getenv env = [base, id](const std::string& n) -> std::optional<std::string> {
         return n == env::kSlurmNodeid ? std::optional<std::string>(id) : base(n);
     };
-    std::optional<IslandMap> topology;
     if (step::built_topology_order()) {
         try {
             topology = load_step_islands("", slurm_config_dir(process_getenv)).map;
@@ -238,6 +239,17 @@ step::SlurmNodeOrder slurm_order(spank_t sp) {
         }
     }
     return step::step_node_order(env, first_rank, topology ? &*topology : nullptr, true);
+}
+
+// Slurm's rank order on this node, once per step (after the islands): the node
+// of rank 0, this node's place, and whether island mode keeps Slurm's ranks.
+void find_slurm_order(spank_t sp, StepdState& st) {
+    std::optional<IslandMap> topology;
+    const step::SlurmNodeOrder o = slurm_order(sp, topology);
+    st.node_rank = o.node_rank;
+    st.rank0_node = o.rank0_node;
+    st.keep_slurm_ranks = st.effective.mode == Mode::Island && st.effective.layout.empty() && st.islands &&
+                          topology && step::slurm_order_keeps_islands(job_env(sp), o, *topology, *st.islands);
 }
 
 // MASTER_ADDR for the framework variables, once per node (bounded: getaddrinfo,
@@ -248,11 +260,8 @@ void resolve_master(spank_t sp, StepdState& st) {
     if (!st.effective.framework) return;
     try {
         std::string rank0 = step::step_first_node(job_env(sp));
-        if (st.effective.mode != Mode::Island) {
-            const step::SlurmNodeOrder o = slurm_order(sp);
-            if (!o.rank0_node.empty()) rank0 = o.rank0_node;
-            st.node_rank = o.node_rank;
-        }
+        if ((st.effective.mode != Mode::Island || st.keep_slurm_ranks) && !st.rank0_node.empty())
+            rank0 = st.rank0_node;
         step::MasterAddr m = step::resolve_master_addr(
             rank0,
             [](const std::vector<std::string>& argv, double timeout_s) { return step::run_bounded(argv, timeout_s); },
@@ -264,10 +273,10 @@ void resolve_master(spank_t sp, StepdState& st) {
     }
 }
 
-// user_init's work, for an active step: the binding, its tasks' work, then islands.
+// user_init's work, for an active step: the binding, its tasks' work, then
+// islands, Slurm's rank order and MASTER_ADDR.
 void plan_node(spank_t sp, StepdState& st) {
     st.node_name = step_node_name(sp);
-    resolve_master(sp, st);
     try {
         uint32_t ntasks = 1;
         if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS) ntasks = 1;
@@ -290,6 +299,8 @@ void plan_node(spank_t sp, StepdState& st) {
         st.phase = StepdState::Phase::Bound;
     } catch (const std::exception& e) {
         become_unbound(st, e.what());
+        find_slurm_order(sp, st);  // the tasks still get the framework variables
+        resolve_master(sp, st);
         return;
     }
     prepare_tasks(sp, st);
@@ -304,6 +315,8 @@ void plan_node(spank_t sp, StepdState& st) {
             st.islands_problem = e.what();
         }
     }
+    find_slurm_order(sp, st);
+    resolve_master(sp, st);
 }
 
 void say(const std::string& line) { std::fprintf(stderr, "gputopo: %s\n", line.c_str()); }
@@ -334,6 +347,23 @@ void add_layout_rank(spank_t sp, const StepdState& st, int task, step::TaskActio
     if (strict) fail_task();
 }
 
+// Slurm already places the step's tasks island by island (26.05's topology
+// order over the same islands): GPUTOPO_RANK stays SLURM_PROCID and
+// GPUTOPO_NODE_RANK the node's place in Slurm's order, so RANK, GROUP_RANK and
+// PMI agree; said once.
+void keep_slurm_ranks(spank_t sp, const StepdState& st, int task, step::TaskAction& a) {
+    const std::optional<std::string> procid = job_getenv(sp, env::kSlurmProcid);
+    if (!procid || st.node_rank < 0) return;
+    for (EnvVar& v : a.set) {
+        if (v.name == env::kRank) v.value = *procid;
+        if (v.name == env::kNodeRankIsland) v.value = std::to_string(st.node_rank);
+    }
+    a.verbose_line += " (Slurm's ranks)";
+    if (task == 0)
+        say(st.node_name + ": islands: Slurm already places this step's tasks island by island (topology order): "
+                           "RANK stays SLURM_PROCID");
+}
+
 void add_islands(spank_t sp, const StepdState& st, int task, step::TaskAction& a) {
     if (!st.islands && st.islands_problem.empty()) return;
     std::string problem = st.islands_problem;
@@ -352,6 +382,7 @@ void add_islands(spank_t sp, const StepdState& st, int task, step::TaskAction& a
             problem = e.what();
         }
         if (problem.empty() && !st.effective.layout.empty()) add_layout_rank(sp, st, task, a);
+        if (problem.empty() && st.keep_slurm_ranks) keep_slurm_ranks(sp, st, task, a);
     }
     if (problem.empty()) return;
     const bool strict = st.effective.strict;

@@ -507,3 +507,30 @@ TEST_CASE("Slurm's rank order: the node of rank 0 and each node's GROUP_RANK fro
     uneven["SLURM_STEP_TASKS_PER_NODE"] = "3,2(x3)";
     CHECK(step::node_rank_from_ranks(getenv_of(uneven)) == -1);
 }
+
+TEST_CASE("island mode keeps Slurm's ranks where Slurm's order is island by island already", "[rank_order][slurm-order]") {
+    const IslandMap blocks = blocks_out_of_order();  // Slurm's: b1=n[2,4], b2=n[1,3]
+    const auto env = task_env(1, 0, 0);              // n2 holds ranks 0-1: topology order
+    const step::SlurmNodeOrder o = step::step_node_order(getenv_of(env), 0, &blocks, true);
+    REQUIRE(o.order == "topology");
+    // Island mode over Slurm's own blocks (no islands=): the same islands, one run each.
+    CHECK(step::slurm_order_keeps_islands(getenv_of(env), o, blocks, blocks));
+    // gputopo.conf islands that Slurm's blocks also keep together (one island per node pair as
+    // the blocks, named otherwise; a node no island names is alone).
+    IslandMap racks;
+    racks.add("rackA", Hostlist::parse("n[2,4]"), IslandSource::GputopoConf, "gputopo.conf:1");
+    racks.add("rackB", Hostlist::parse("n1"), IslandSource::GputopoConf, "gputopo.conf:2");
+    racks.seal();
+    CHECK(step::slurm_order_keeps_islands(getenv_of(env), o, blocks, racks));
+    // Islands across Slurm's blocks (n1 with n2): Slurm's order splits them; island order stands.
+    IslandMap across;
+    across.add("x", Hostlist::parse("n[1-2]"), IslandSource::GputopoConf, "gputopo.conf:1");
+    across.add("y", Hostlist::parse("n[3-4]"), IslandSource::GputopoConf, "gputopo.conf:2");
+    across.seal();
+    CHECK_FALSE(step::slurm_order_keeps_islands(getenv_of(env), o, blocks, across));
+    // Name order (before 26.05, or a node whose ranks fit only it): island order stands.
+    const auto named = task_env(0, 0, 0);
+    const step::SlurmNodeOrder by_name = step::step_node_order(getenv_of(named), 0, &blocks, false);
+    REQUIRE(by_name.order == "node list");
+    CHECK_FALSE(step::slurm_order_keeps_islands(getenv_of(named), by_name, blocks, blocks));
+}
