@@ -190,7 +190,10 @@ step::SlurmNodeOrder slurm_rank_order(const Getenv& get) {
 }
 
 // The framework variables (torchrun's included), from the rank source.
-void add_framework_env(const Options& opt, const RankInfo& ri, const RankSourceView& rs, std::vector<EnvVar>& wanted) {
+// `island_ranks`: RANK follows an island or layout order (its rank 0 is on the
+// node list's first node), not Slurm's.
+void add_framework_env(const Options& opt, const RankInfo& ri, const RankSourceView& rs, bool island_ranks,
+                       std::vector<EnvVar>& wanted) {
     try {
         FrameworkInputs fi;
         fi.master_port_min = opt.master_port_min;
@@ -199,8 +202,7 @@ void add_framework_env(const Options& opt, const RankInfo& ri, const RankSourceV
         fi.error_file = resolve_error_file(opt, ri.job_id, ri.rank, ri.restart_count);
         fi.master_addr = rs.source.master_addr;
         fi.master_port = rs.source.master_port;
-        const bool island_order = opt.rank_order == "island" || !opt.layout.empty();
-        const step::SlurmNodeOrder order = island_order || rs.source.name != "slurm"
+        const step::SlurmNodeOrder order = island_ranks || rs.source.name != "slurm"
                                                ? step::SlurmNodeOrder{}
                                                : slurm_rank_order(ri.getenv);
         fi.node_rank = order.node_rank;
@@ -241,8 +243,8 @@ void check_master_port(const RankInfo& ri, const Prepared& p) {
 // Phase 1: the environment and the binding (nothing applied yet).
 Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& rs) {
     Prepared p;
-    add_framework_env(opt, ri, rs, p.wanted);
     IslandRankOutcome ir = island_rank(opt, ri.node, ri.place.local_id, ri.getenv);
+    add_framework_env(opt, ri, rs, !ir.rank.empty() && !ir.slurm_ranks, p.wanted);
     apply_island_rank(p.wanted, ir.rank, ir.node_rank);
     if (opt.island_procid && (opt.rank_order == "island" || !opt.layout.empty()))
         for (auto& v : island_procid_env(ir.rank, ri.procid)) p.wanted.push_back(v);
