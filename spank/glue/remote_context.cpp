@@ -244,12 +244,18 @@ step::SlurmNodeOrder slurm_order(spank_t sp, std::optional<IslandMap>& topology)
 // Slurm's rank order on this node, once per step (after the islands): the node
 // of rank 0, this node's place, and whether island mode keeps Slurm's ranks.
 void find_slurm_order(spank_t sp, StepdState& st) {
-    std::optional<IslandMap> topology;
-    const step::SlurmNodeOrder o = slurm_order(sp, topology);
-    st.node_rank = o.node_rank;
-    st.rank0_node = o.rank0_node;
-    st.keep_slurm_ranks = st.effective.mode == Mode::Island && st.effective.layout.empty() && st.islands &&
-                          topology && step::slurm_order_keeps_islands(job_env(sp), o, *topology, *st.islands);
+    try {
+        std::optional<IslandMap> topology;
+        const step::SlurmNodeOrder o = slurm_order(sp, topology);
+        st.node_rank = o.node_rank;
+        st.rank0_node = o.rank0_node;
+        st.keep_slurm_ranks = st.effective.mode == Mode::Island && st.effective.layout.empty() && st.islands &&
+                              topology && step::slurm_order_keeps_islands(job_env(sp), o, *topology, *st.islands);
+    } catch (const std::exception&) {  // unknown: the node list's first node, ranks from the task's own
+        st.node_rank = -1;
+        st.rank0_node.clear();
+        st.keep_slurm_ranks = false;
+    }
 }
 
 // MASTER_ADDR for the framework variables, once per node (bounded: getaddrinfo,
