@@ -176,9 +176,8 @@ void add_nccl_topo_file(const Options& opt, const RankInfo& ri, NodeOnce& node, 
 // lowest rank on its node (block distribution), on 26.05+ builds with Slurm's
 // topology for its order.
 step::SlurmNodeOrder slurm_rank_order(const Getenv& get) {
-    const long procid = std::atol(get(env::kSlurmProcid).value_or("-1").c_str());
-    const long localid = std::atol(get(env::kSlurmLocalid).value_or("-1").c_str());
-    if (procid < 0 || localid < 0 || localid > procid) return {};
+    const std::optional<uint64_t> first_rank = step::node_first_rank(get);
+    if (!first_rank) return {};
     std::optional<IslandMap> topology;
     if (step::built_topology_order()) {
         try {
@@ -186,7 +185,7 @@ step::SlurmNodeOrder slurm_rank_order(const Getenv& get) {
         } catch (const std::exception&) {
         }
     }
-    return step::step_node_order(get, static_cast<uint64_t>(procid - localid), topology ? &*topology : nullptr, true);
+    return step::step_node_order(get, *first_rank, topology ? &*topology : nullptr, true);
 }
 
 // The framework variables (torchrun's included), from the rank source.

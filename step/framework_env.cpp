@@ -349,11 +349,9 @@ std::pair<int, std::string> run_bounded(const std::vector<std::string>& argv, do
 }
 
 long node_rank_from_ranks(const Getenv& get) {
-    unsigned long long procid = 0, localid = 0;
-    auto p = first_set(get, {env::kSlurmProcid});
-    auto l = first_set(get, {env::kSlurmLocalid});
-    if (!p || !l || !parse_uint(*p, procid) || !parse_uint(*l, localid) || localid > procid) return -1;
-    const uint64_t first = procid - localid;
+    const std::optional<uint64_t> first_rank = node_first_rank(get);
+    if (!first_rank) return -1;
+    const uint64_t first = *first_rank;
     const SlurmNodeOrder o = step_node_order(get, first, nullptr, false);
     if (o.node_rank >= 0) return o.node_rank;
     auto tpn = first_set(get, {env::kSlurmStepTasksPerNode, env::kSlurmTasksPerNode});

@@ -118,6 +118,18 @@ bool slurm_order_keeps_islands(const Getenv& env, const SlurmNodeOrder& order, c
     }
 }
 
+std::optional<uint64_t> node_first_rank(const Getenv& env) {
+    auto number = [&](const char* name) -> std::optional<uint64_t> {
+        const std::optional<std::string> v = env(name);
+        if (!v || v->empty() || v->size() > 9 || v->find_first_not_of("0123456789") != std::string::npos)
+            return std::nullopt;
+        return std::stoull(*v);
+    };
+    const auto procid = number(env::kSlurmProcid), localid = number(env::kSlurmLocalid);
+    if (!procid || !localid || *localid > *procid) return std::nullopt;
+    return *procid - *localid;
+}
+
 #ifndef GPUTOPO_SLURM_VERSION_NUMBER
 #define GPUTOPO_SLURM_VERSION_NUMBER 0
 #endif

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,11 @@ SlurmNodeOrder step_node_order(const Getenv& env, uint64_t first_rank, const Isl
 // already: RANK stays SLURM_PROCID (issue 32).
 bool slurm_order_keeps_islands(const Getenv& env, const SlurmNodeOrder& order, const IslandMap& topology,
                                const IslandMap& islands);
+
+// The lowest rank on this task's node under block distribution:
+// SLURM_PROCID - SLURM_LOCALID; nullopt when either is missing or not a
+// number of at most 9 digits, or the local id exceeds the rank.
+std::optional<uint64_t> node_first_rank(const Getenv& env);
 
 // Whether this build's Slurm places tasks in topology order by default (26.05+).
 bool built_topology_order();

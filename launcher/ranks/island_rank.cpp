@@ -1,7 +1,5 @@
 #include "launcher/ranks/island_rank.hpp"
 
-#include <cstdlib>
-
 #include "step/framework_env.hpp"
 #include "step/layout_rank.hpp"
 #include "step/slurm_rank_order.hpp"
@@ -49,14 +47,12 @@ IslandRankOutcome layout_rank_outcome(const Options& opt, const std::string& nod
 // its place in Slurm's order, as the plugin does.
 void keep_slurm_ranks(const Getenv& getenv_fn, const IslandMap& islands, IslandRankOutcome& out) {
     if (!step::built_topology_order()) return;
-    const std::optional<std::string> procid = getenv_fn(env::kSlurmProcid);
-    const long p = std::atol(procid.value_or("-1").c_str());
-    const long l = std::atol(getenv_fn(env::kSlurmLocalid).value_or("-1").c_str());
-    if (p < 0 || l < 0 || l > p) return;
+    const std::optional<uint64_t> first_rank = step::node_first_rank(getenv_fn);
+    if (!first_rank) return;
     const IslandMap topology = load_step_islands("", slurm_config_dir(getenv_fn)).map;
-    const step::SlurmNodeOrder o = step::step_node_order(getenv_fn, static_cast<uint64_t>(p - l), &topology, true);
+    const step::SlurmNodeOrder o = step::step_node_order(getenv_fn, *first_rank, &topology, true);
     if (o.node_rank < 0 || !step::slurm_order_keeps_islands(getenv_fn, o, topology, islands)) return;
-    out.rank = *procid;
+    out.rank = getenv_fn(env::kSlurmProcid).value_or("");
     out.node_rank = std::to_string(o.node_rank);
     out.slurm_ranks = true;
     for (EnvVar& v : out.env) {

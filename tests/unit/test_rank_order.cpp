@@ -534,3 +534,11 @@ TEST_CASE("island mode keeps Slurm's ranks where Slurm's order is island by isla
     REQUIRE(by_name.order == "node list");
     CHECK_FALSE(step::slurm_order_keeps_islands(getenv_of(named), by_name, blocks, blocks));
 }
+
+TEST_CASE("the lowest rank on a task's node: SLURM_PROCID - SLURM_LOCALID, range-checked", "[rank_order][slurm-order]") {
+    CHECK(step::node_first_rank(getenv_of({{"SLURM_PROCID", "5"}, {"SLURM_LOCALID", "1"}})) == std::optional<uint64_t>(4));
+    CHECK_FALSE(step::node_first_rank(getenv_of({{"SLURM_PROCID", "1"}, {"SLURM_LOCALID", "2"}})));
+    CHECK_FALSE(step::node_first_rank(getenv_of({{"SLURM_PROCID", "x"}, {"SLURM_LOCALID", "0"}})));
+    CHECK_FALSE(step::node_first_rank(getenv_of({{"SLURM_PROCID", "1234567890"}, {"SLURM_LOCALID", "0"}})));
+    CHECK_FALSE(step::node_first_rank(getenv_of({{"SLURM_LOCALID", "0"}})));
+}
