@@ -5,6 +5,7 @@
 // site's mistake, not the node's: the health-check wrapper drains on 1 only):
 // usable as Slurm's HealthCheckProgram (through a wrapper that
 // drains the node, see gputopo(1)) and as a job prolog.
+#include <cstdlib>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "cli/args.hpp"
 #include "cli/input.hpp"
 #include "cli/commands.hpp"
+#include "topo/core/env_names.hpp"
 #include "topo/core/strings.hpp"
 #include "topo/doctor.hpp"
 #include "topo/sources/topology_loader.hpp"
@@ -28,7 +30,13 @@ std::vector<OptionSpec> doctor_options() {
             {"--nvml-library", "PATH", "NVML library to load (default: $GPUTOPO_NVML_LIBRARY or libnvidia-ml.so.1)"},
             {"--sysfs-root", "DIR", "read NIC state under DIR/sys/class/infiniband (default: /)"},
             {"--storage-nics", "LIST", "comma-separated NICs (RDMA device, netdev or PCI bus id) reserved for storage"},
-            nic_policy_options()[0], nic_policy_options()[1]};
+            nic_policy_options()[0], nic_policy_options()[1],
+            {"--mnnvl", "", "also check what NCCL needs for multi-node NVLink (NVL72): IMEX channel, fabric state "
+                            "and health, cliques, NCCL_CUMEM_ENABLE / NCCL_MNNVL_ENABLE"},
+            {"--imex-channels", "DIR", "with --mnnvl: where the job's IMEX channels are (default "
+                                       "/dev/nvidia-caps-imex-channels)"},
+            {"--clique", "LIST", "with --mnnvl: other nodes' CLUSTERUUID/CLIQUE (comma-separated) this node's must "
+                                 "equal (gputopo labels --clique prints them)"}};
 }
 
 // The reference is read here, before any check: one that cannot be read or
@@ -50,7 +58,8 @@ int cmd_doctor(const std::vector<std::string>& args, std::ostream& out) {
     if (parsed.help) {
         out << "usage: gputopo doctor [--expect FILE] [--format table|json] [--topology FILE]\n"
                "                      [--nvml-library PATH] [--sysfs-root DIR] [--storage-nics LIST]\n"
-               "                      [--nic-include LIST] [--nic-exclude LIST]\n\n"
+               "                      [--nic-include LIST] [--nic-exclude LIST]\n"
+               "                      [--mnnvl [--imex-channels DIR] [--clique LIST]]\n\n"
                "Checks this node before jobs run on it: NVML answers, every GPU is visible, NVLinks are up\n"
                "(as in FILE), multi-node NVLink registration is complete, RDMA NIC ports are ACTIVE at the\n"
                "expected rate, GPU NUMA affinity is sane, no uncorrectable ECC error or failed row remap.\n"
@@ -71,6 +80,15 @@ int cmd_doctor(const std::vector<std::string>& args, std::ostream& out) {
     in.live.sysfs_root = parsed.get("--sysfs-root");
     in.live.storage_nics = split_nonempty(parsed.get("--storage-nics"), ',');
     in.nic_policy = nic_policy(parsed);
+    in.mnnvl = parsed.has("--mnnvl");
+    for (const char* o : {"--imex-channels", "--clique"})
+        if (parsed.has(o) && !in.mnnvl) throw UsageError(std::string(o) + " needs --mnnvl");
+    if (parsed.has("--imex-channels") && parsed.get("--imex-channels").empty())
+        throw UsageError("empty value for --imex-channels");
+    in.imex_dir = parsed.get("--imex-channels");
+    in.peers = split_nonempty(parsed.get("--clique"), ',');
+    if (const char* v = std::getenv(env::kNcclCumemEnable)) in.nccl_cumem_enable = v;
+    if (const char* v = std::getenv(env::kNcclMnnvlEnable)) in.nccl_mnnvl_enable = v;
     DoctorReport report = run_doctor(in);
     if (parsed.has("--expect")) report.reference = parsed.get("--expect");
     out << (format == "json" ? doctor_json(report) : doctor_table(report));

@@ -226,26 +226,60 @@ local function segment_for(job_desc, sizes, block)
     return best, nil
 end
 
--- With topology/block: sets job_desc.segment_size for the layout where this Slurm's
--- job_submit/lua has the field (26.05+) and the user gave none; logs what it did or why not.
+--[[
+NVL72 racks (gputopo issue 32): where the planning base block is GPUTOPO_NVL72_TRAYS nodes (a
+GB200/GB300 NVL72 rack of 18 compute trays), a job without a layout gets the segment size NVIDIA's
+Slurm guidance for NVL72 gives: 16 nodes for jobs of 128 GPUs or more, 4 for 32-127 GPUs, 1 below
+32. Larger segments need whole racks with few failed trays (segments of 9 lose capacity fast as trays
+fail); a segment of 16 leaves 2 trays of each rack as spares. Slurm refuses a node count the segment
+does not divide: the largest divisor of the job's nodes at most that size. Per release as for a
+layout (ask_segment): set on 26.05+, named in the log on 23.11-25.11. 0: off.
+--]]
+GPUTOPO_NVL72_TRAYS = 18
+
+-- NVIDIA's segment size for a job on NVL72 racks: nil when it does not apply (and why).
+local function nvl72_segment(job_desc, block)
+    if GPUTOPO_NVL72_TRAYS == nil or GPUTOPO_NVL72_TRAYS <= 0 or block ~= GPUTOPO_NVL72_TRAYS then
+        return nil, string.format("no layout (tp=..) and blocks of %d nodes are not NVL72 racks", block)
+    end
+    local nodes = job_desc.min_nodes
+    if nodes == nil or nodes == 0 or nodes >= NO_VAL then
+        return nil, "the job gives no node count (-N), which a segment size must divide"
+    end
+    local gpn = job_desc.ntasks_per_node
+    if gpn == nil or gpn == 0 or gpn >= NO_VAL16 then gpn = GPUTOPO_GPUS_PER_NODE end
+    local gpus = nodes * gpn
+    local want = 1
+    if gpus >= 128 then want = 16 elseif gpus >= 32 then want = 4 end
+    for s = want, 1, -1 do
+        if nodes % s == 0 then return s, nil end
+    end
+    return nil, "no segment size divides the job's nodes"
+end
+
+-- With topology/block: sets job_desc.segment_size for the layout (or, without one, for NVL72
+-- racks: nvl72_segment) where this Slurm's job_submit/lua has the field (26.05+) and the user
+-- gave none; logs what it did or why not.
 local function ask_segment(job_desc, value, block, uid)
     local prefix = string.format("gputopo: job from uid %d: --gpu-topo=%s", uid, printable(value))
     local sizes, bad = layout_of(value)
+    local seg, why
     if sizes == nil then
         if bad ~= nil then
             slurm.log_info("%s: no --segment (%s)", prefix, bad)
-        else
-            slurm.log_info("%s: topology/block, no layout (tp=..): no --segment", prefix)
+            return
         end
-        return
+        seg, why = nvl72_segment(job_desc, block)
+    else
+        seg, why = segment_for(job_desc, sizes, block)
     end
-    local seg, why = segment_for(job_desc, sizes, block)
     local given = job_desc.segment_size
     if seg == nil then
         slurm.log_info("%s: no --segment (%s)", prefix, why)
     elseif given == nil then
         slurm.log_info("%s: this Slurm's job_submit/lua cannot set --segment (26.05+): submit with --segment=%d " ..
-                       "(blocks of %d nodes) to keep every TP*CP*EP group in one block", prefix, seg, block)
+                       "(blocks of %d nodes) to keep every %s in one block", prefix, seg, block,
+                       sizes == nil and "segment" or "TP*CP*EP group")
     elseif given ~= 0 and given < NO_VAL16 then
         slurm.log_info("%s: keeps the user's --segment=%d", prefix, given)
     else

@@ -29,12 +29,14 @@
 #include "launcher/child/supervisor.hpp"
 #include "readers/readers.hpp"
 #include "step/apply.hpp"
+#include "step/slurm_rank_order.hpp"
 #include "step/topology_path.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/core/host.hpp"
 #include "topo/core/strings.hpp"
 #include "topo/core/version.hpp"
+#include "topo/fabric/slurm_islands.hpp"
 
 namespace gputopo::launch {
 
@@ -168,8 +170,27 @@ void add_nccl_topo_file(const Options& opt, const RankInfo& ri, NodeOnce& node, 
     if (speaks(opt, ri)) say("gputopo: " + note);
 }
 
+// Slurm's rank order as this task sees it (step/slurm_rank_order.hpp): the
+// lowest rank on its node (block distribution), on 26.05+ builds with Slurm's
+// topology for its order.
+step::SlurmNodeOrder slurm_rank_order(const Getenv& get) {
+    const std::optional<uint64_t> first_rank = step::node_first_rank(get);
+    if (!first_rank) return {};
+    std::optional<IslandMap> topology;
+    if (step::built_topology_order()) {
+        try {
+            topology = load_step_islands("", slurm_config_dir(get)).map;
+        } catch (const std::exception&) {
+        }
+    }
+    return step::step_node_order(get, *first_rank, topology ? &*topology : nullptr, true);
+}
+
 // The framework variables (torchrun's included), from the rank source.
-void add_framework_env(const Options& opt, const RankInfo& ri, const RankSourceView& rs, std::vector<EnvVar>& wanted) {
+// `island_ranks`: RANK follows an island or layout order (its rank 0 is on the
+// node list's first node), not Slurm's.
+void add_framework_env(const Options& opt, const RankInfo& ri, const RankSourceView& rs, bool island_ranks,
+                       std::vector<EnvVar>& wanted) {
     try {
         FrameworkInputs fi;
         fi.master_port_min = opt.master_port_min;
@@ -178,14 +199,19 @@ void add_framework_env(const Options& opt, const RankInfo& ri, const RankSourceV
         fi.error_file = resolve_error_file(opt, ri.job_id, ri.rank, ri.restart_count);
         fi.master_addr = rs.source.master_addr;
         fi.master_port = rs.source.master_port;
+        const step::SlurmNodeOrder order = island_ranks || rs.source.name != "slurm"
+                                               ? step::SlurmNodeOrder{}
+                                               : slurm_rank_order(ri.getenv);
+        fi.node_rank = order.node_rank;
         if (fi.master_addr.empty() && !real_getenv(env::kMasterAddr)) {
-            // The first node's name, else its NodeAddr (one bounded scontrol).
+            // The node of rank 0 (island order: the node list's first, which holds island rank 0),
+            // its name, else its NodeAddr (one bounded scontrol).
             auto runner = [](const std::vector<std::string>& argv, double timeout_s) {
                 CommandResult r = run_command(argv, timeout_s);
                 return std::make_pair(r.status, r.output);
             };
-            step::MasterAddr m =
-                step::resolve_master_addr(step::step_first_node(ri.getenv), runner, 5, step::read_local_slurm_conf());
+            const std::string rank0 = order.rank0_node.empty() ? step::step_first_node(ri.getenv) : order.rank0_node;
+            step::MasterAddr m = step::resolve_master_addr(rank0, runner, 5, step::read_local_slurm_conf());
             fi.master_addr = m.addr;
             if (!m.warning.empty() && ri.place.local_id == 0) say("gputopo: warning: " + m.warning);
         }
@@ -214,8 +240,8 @@ void check_master_port(const RankInfo& ri, const Prepared& p) {
 // Phase 1: the environment and the binding (nothing applied yet).
 Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& rs) {
     Prepared p;
-    add_framework_env(opt, ri, rs, p.wanted);
     IslandRankOutcome ir = island_rank(opt, ri.node, ri.place.local_id, ri.getenv);
+    add_framework_env(opt, ri, rs, !ir.rank.empty() && !ir.slurm_ranks, p.wanted);
     apply_island_rank(p.wanted, ir.rank, ir.node_rank);
     if (opt.island_procid && (opt.rank_order == "island" || !opt.layout.empty()))
         for (auto& v : island_procid_env(ir.rank, ri.procid)) p.wanted.push_back(v);

@@ -7,12 +7,13 @@
 namespace gputopo::spank {
 
 FrameworkTask framework_for_task(const step::Getenv& task_env, const std::vector<EnvVar>& island_set,
-                                 const std::string& master_addr) {
+                                 const std::string& master_addr, long slurm_node_rank) {
     FrameworkTask out;
     std::vector<EnvVar> wanted;
     try {
         step::FrameworkInputs fi;
         fi.master_addr = master_addr;
+        fi.node_rank = slurm_node_rank;
         wanted = step::framework_env(task_env, fi);
     } catch (const std::exception& e) {
         out.warning = std::string(e.what()) + "; framework variables (RANK, MASTER_ADDR, ...) not set";

@@ -24,8 +24,9 @@ struct FrameworkTask {
 
 // `task_env`: the task's environment; `island_set`: the task's island
 // variables (may be empty); `master_addr`: resolved once per node
-// (step::resolve_master_addr), "" derive from the node list.
+// (step::resolve_master_addr), "" derive from the node list; `node_rank`: this
+// node's place in Slurm's rank order (step/slurm_rank_order.hpp), <0 from the task's ranks.
 FrameworkTask framework_for_task(const step::Getenv& task_env, const std::vector<EnvVar>& island_set,
-                                 const std::string& master_addr);
+                                 const std::string& master_addr, long node_rank = -1);
 
 }  // namespace gputopo::spank

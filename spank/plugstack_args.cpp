@@ -32,6 +32,14 @@ const Key kKeys[] = {
          }
      }},
     {"cache", [](PluginConfig& c, const std::string& v) { c.cache_dir = absolute_path("cache", v); }},
+    {"devices", [](PluginConfig& c, const std::string& v) {
+         c.devices = absolute_path("devices", v);
+         try {
+             step::expand_path(c.devices, "node", "host");
+         } catch (const ParseError& e) {
+             throw ParseError(std::string("plugstack.conf: devices=: ") + e.what());
+         }
+     }},
     {"islands", [](PluginConfig& c, const std::string& v) { c.islands = absolute_path("islands", v); }},
     {"nvml", [](PluginConfig& c, const std::string& v) { c.nvml_library = absolute_path("nvml", v); }},
     {"nvml_timeout", [](PluginConfig& c, const std::string& v) {

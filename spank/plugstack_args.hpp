@@ -6,6 +6,9 @@
 //   topology=PATH         read this hwloc/NCCL XML instead of discovering;
 //                         %n = Slurm node name, %h = host name, %% = %
 //   cache=DIR             where live discovery is cached (see topology_cache.hpp)
+//   devices=DIR           where the node's GPU device files are (default /dev
+//                         and /dev/dri; %n, %h as topology=): a task bound per
+//                         task counts those it may open (step/device_probe.hpp)
 //   islands=PATH          gputopo.conf: islands across nodes for --gpu-topo=island
 //                         (topo/fabric/island_sources.hpp, man gputopo.conf(5))
 //   nvml=PATH             the NVML library live discovery loads (default:
@@ -38,6 +41,7 @@ struct PluginConfig {
     step::Options defaults;          // default=
     std::string topology;      // topology= (pattern, unexpanded)
     std::string cache_dir;     // cache=
+    std::string devices;       // devices= (pattern, unexpanded; "" = /dev, /dev/dri)
     std::string islands;       // islands= (gputopo.conf path)
     std::string nvml_library;  // nvml= ("" = libnvidia-ml.so.1)
     double nvml_timeout_s = kDefaultNvmlTimeoutS;  // nvml_timeout= (seconds, (0, 600])

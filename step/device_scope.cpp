@@ -286,6 +286,21 @@ bool own_device_scope(const StepInputs& in, bool constrained, const std::optiona
 
 bool keeps_slurm_gpus(const StepInputs& in) { return !in.gpu_bind.empty() || !in.device_ids.empty(); }
 
+bool task_opens_step_gpus(std::optional<int> openable, size_t own, size_t step,
+                          const std::optional<std::string>& visible) {
+    if (own == 0 || own >= step) return false;
+    if (openable && *openable > 0) return static_cast<size_t>(*openable) > own;
+    if (!visible || visible->empty() || !split_device_uuids(*visible).empty()) return false;
+    try {
+        const std::vector<int> seen = parse_index_list(*visible, env::kCudaVisibleDevices);
+        if (seen.size() != own) return false;  // Slurm gave another count: not this rule's (kept as set)
+        for (int i : seen)
+            if (i >= static_cast<int>(own)) return true;
+    } catch (const ParseError&) {
+    }
+    return false;
+}
+
 namespace {
 
 // task_cpus_from_slurm of the task's SLURM_CPU_BIND_TYPE/_LIST, cut to `node_cpus`.
@@ -359,15 +374,34 @@ SlurmDevices own_cgroup_devices(const Node& node, const StepInputs& in, const De
     return d;
 }
 
+bool any_mig(const std::vector<std::string>& ids) {
+    for (const auto& id : ids)
+        if (id.rfind("MIG-", 0) == 0) return true;
+    return false;
+}
+
+// The task holds only its own UUIDs: MIG instances (CUDA uses one per process),
+// or whole GPUs in a device cgroup of its own (devices constrained, a per-task
+// binding, and the task can open no more than its own).
+bool only_own_ids(const StepInputs& in, const DeviceRule& rule, const std::vector<std::string>& own,
+                  const Getenv& current, std::optional<int> openable) {
+    if (any_mig(own)) return true;
+    const std::optional<std::string> tres = current(env::kSlurmdTresBind);
+    if (!rule.constrained || !tres || !parse_slurm_gpu_bind(*tres).per_task()) return false;
+    return !task_opens_step_gpus(openable, own.size(), in.device_ids.size(), std::nullopt);
+}
+
 // The devices Slurm set in the task, kept as they are: the task's own UUIDs
-// (Slurm narrows them per task), else the step's; or its GPU indices.
-SlurmDevices kept_devices(const Node& node, const StepInputs& in, const Getenv& current) {
+// (Slurm narrows them per task) where it can open only those, else the
+// step's; or its GPU indices.
+SlurmDevices kept_devices(const Node& node, const StepInputs& in, const DeviceRule& rule, const Getenv& current,
+                          std::optional<int> openable) {
     SlurmDevices d;
     d.from = SlurmDevices::From::Kept;
     if (!in.device_ids.empty()) {
         auto cvd = current(env::kCudaVisibleDevices);
         d.ids = cvd ? split_device_uuids(*cvd) : std::vector<std::string>{};
-        if (d.ids.empty()) d.ids = in.device_ids;
+        if (d.ids.empty() || !only_own_ids(in, rule, d.ids, current, openable)) d.ids = in.device_ids;
         if (auto parents = parent_gpus(node, d.ids, nullptr)) {
             d.id_parents = *parents;
             d.gpus = *parents;
@@ -385,11 +419,21 @@ SlurmDevices kept_devices(const Node& node, const StepInputs& in, const Getenv& 
 }  // namespace
 
 SlurmDevices slurm_devices(const Node& node, const StepInputs& in, const DeviceRule& rule, int task,
-                           const Getenv& current, const CpuSet* task_affinity) {
+                           const Getenv& current, const CpuSet* task_affinity, std::optional<int> openable) {
     const std::optional<std::string> tres = current(env::kSlurmdTresBind);
-    if (own_device_scope(in, rule.constrained, tres))
-        return own_cgroup_devices(node, in, rule, task, current, task_affinity, *tres);
-    if (keeps_slurm_gpus(in)) return kept_devices(node, in, current);
+    if (own_device_scope(in, rule.constrained, tres)) {
+        SlurmDevices own = own_cgroup_devices(node, in, rule, task, current, task_affinity, *tres);
+        const size_t count =
+            own.gpus.empty() ? static_cast<size_t>(parse_slurm_gpu_bind(*tres).count) : own.gpus.size();
+        if (!task_opens_step_gpus(openable, count, in.gpus.size(), current(env::kCudaVisibleDevices))) return own;
+        // Bound per task, yet the step's GPUs are the task's (allow-task-sharing):
+        // numbered in the step's set, as with --gpus-per-node.
+        SlurmDevices d = keeps_slurm_gpus(in) ? kept_devices(node, in, rule, current, openable) : SlurmDevices{};
+        d.step_scope = true;
+        d.bind = *tres;
+        return d;
+    }
+    if (keeps_slurm_gpus(in)) return kept_devices(node, in, rule, current, openable);
     return {};
 }
 

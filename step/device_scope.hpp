@@ -113,6 +113,16 @@ bool own_device_scope(const StepInputs& in, bool constrained, const std::optiona
 // or devices named by UUID.
 bool keeps_slurm_gpus(const StepInputs& in);
 
+// Whether a task Slurm bound per task can open more than its own GPUs, decided
+// by what the task can open: `openable` GPU device files (read in the task,
+// step/device_probe.hpp; nullopt or 0: unknown) against `own`, the count of its
+// GPUs by Slurm's rule, and `step`, the step's on the node. Unknown: Slurm's
+// `visible` (the task's CUDA_VISIBLE_DEVICES) names a position at or beyond
+// `own`, which a per-task cgroup never does (it numbers 0..own-1) and 23.11+
+// --gres-flags=allow-task-sharing does (task i of --gpus-per-task=1 gets i).
+bool task_opens_step_gpus(std::optional<int> openable, size_t own, size_t step,
+                          const std::optional<std::string>& visible);
+
 // The devices Slurm gave one local task.
 //   OwnCgroup  own_device_scope: the task's own device cgroup; `gpus` by Slurm's
 //              rule (slurm_task_gpus over the step's GPUs), `all` every local
@@ -121,9 +131,12 @@ bool keeps_slurm_gpus(const StepInputs& in);
 //              or the task's CUDA_VISIBLE_DEVICES counts otherwise).
 //   Kept       keeps_slurm_gpus (and not OwnCgroup): `gpus` from the task's own
 //              variables (task_gpus_from_slurm), or the parents of its UUIDs
-//              (`ids`, `id_parents`: the task's UUIDs, else the step's); empty
-//              when unknown.
+//              (`ids`, `id_parents`: the task's UUIDs where it can open only
+//              those, else the step's); empty when unknown.
 //   Plan       neither: gputopo's plan decides the task's GPUs.
+// `step_scope`: Slurm bound the task per task but it can open the step's GPUs
+// (task_opens_step_gpus: --gres-flags=allow-task-sharing): no cgroup of its
+// own, its GPUs numbered in the step's set.
 struct SlurmDevices {
     enum class From { Plan, OwnCgroup, Kept };
     From from = From::Plan;
@@ -133,6 +146,7 @@ struct SlurmDevices {
     std::vector<int> id_parents;            // the GPU of each of `ids`
     std::string bind;                       // OwnCgroup: SLURMD_TRES_BIND
     std::string problem;                    // OwnCgroup with no `gpus`
+    bool step_scope = false;
 };
 
 // What the rule reads besides the task: the step's node and how Slurm runs it.
@@ -147,7 +161,10 @@ struct DeviceRule {
 // resolved) and the task's own environment `current` (SLURMD_TRES_BIND,
 // SLURM_CPU_BIND_TYPE/_LIST, SLURM_STEP_GPUS, CUDA/ROCR_VISIBLE_DEVICES).
 // `task_affinity`: the CPUs the task runs on now (closest, single), or null.
+// `openable`: how many GPU device files the task may open (openable_gpu_count,
+// read in the task), nullopt when not read.
 SlurmDevices slurm_devices(const Node& node, const StepInputs& in, const DeviceRule& rule, int task,
-                           const Getenv& current, const CpuSet* task_affinity);
+                           const Getenv& current, const CpuSet* task_affinity,
+                           std::optional<int> openable = std::nullopt);
 
 }  // namespace gputopo::step

@@ -17,9 +17,11 @@
 #include <cstring>
 #include <strings.h>
 
+#include "step/slurm_rank_order.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/fabric/hostlist.hpp"
+#include "topo/fabric/rank_order.hpp"
 
 namespace gputopo::step {
 
@@ -346,12 +348,32 @@ std::pair<int, std::string> run_bounded(const std::vector<std::string>& argv, do
     return r;
 }
 
+long node_rank_from_ranks(const Getenv& get) {
+    const std::optional<uint64_t> first_rank = node_first_rank(get);
+    if (!first_rank) return -1;
+    const uint64_t first = *first_rank;
+    const SlurmNodeOrder o = step_node_order(get, first, nullptr, false);
+    if (o.node_rank >= 0) return o.node_rank;
+    auto tpn = first_set(get, {env::kSlurmStepTasksPerNode, env::kSlurmTasksPerNode});
+    if (!tpn) return -1;
+    try {
+        const TaskCounts counts = TaskCounts::parse(*tpn);
+        if (counts.runs().size() != 1 || counts.runs()[0].first == 0) return -1;
+        const uint64_t per = counts.runs()[0].first;
+        if (first % per != 0 || first / per >= counts.nodes()) return -1;
+        return static_cast<long>(first / per);
+    } catch (const std::exception&) {
+        return -1;
+    }
+}
+
 void torchrun_env(const Getenv& get, const FrameworkInputs& in, std::vector<EnvVar>& out) {
     auto first = [&](std::initializer_list<const char*> names) { return first_set(get, names); };
     auto add = [&](const char* name, const std::string& value) { out.push_back({name, value, true}); };
-    if (auto v = first({env::kSlurmNodeid})) {
-        add(env::kGroupRank, *v);
-        add(env::kNodeRank, *v);
+    const long node_rank = in.node_rank >= 0 ? in.node_rank : node_rank_from_ranks(get);
+    if (node_rank >= 0) {
+        add(env::kGroupRank, std::to_string(node_rank));
+        add(env::kNodeRank, std::to_string(node_rank));
     }
     if (auto v = first({env::kSlurmStepNumNodes, env::kSlurmJobNumNodes, env::kSlurmNnodes})) add(env::kGroupWorldSize, *v);
     if (auto v = first({env::kSlurmProcid})) add(env::kRoleRank, *v);

@@ -5,8 +5,9 @@
 //   RANK = SLURM_PROCID, LOCAL_RANK = SLURM_LOCALID, WORLD_SIZE =
 //   SLURM_STEP_NUM_TASKS (else SLURM_NTASKS), LOCAL_WORLD_SIZE = this node's
 //   entry of SLURM_STEP_TASKS_PER_NODE (else SLURM_TASKS_PER_NODE),
-//   MASTER_ADDR = the first node of SLURM_STEP_NODELIST (else
-//   SLURM_JOB_NODELIST), or its NodeAddr when that name does not resolve
+//   MASTER_ADDR = the node that holds rank 0 (the front ends find it:
+//   step/slurm_rank_order.hpp; else the first node of SLURM_STEP_NODELIST,
+//   else SLURM_JOB_NODELIST), or its NodeAddr when that name does not resolve
 //   (resolve_master_addr), MASTER_PORT = master_port(job, step) in [min, max],
 //   the same on every rank of the step.
 // and the rest of what torchrun's agent gives each worker (pytorch
@@ -14,7 +15,9 @@
 // LocalElasticAgent._start_workers, worker_env), so code written for torchrun
 // (Lightning's TorchElasticEnvironment, Composer's dist, torch's @record)
 // finds it under srun too:
-//   GROUP_RANK = NODE_RANK = SLURM_NODEID, GROUP_WORLD_SIZE = the step's node
+//   GROUP_RANK = NODE_RANK = the node's position in rank order, from the ranks
+//   it holds (never SLURM_NODEID, which stays in name order where 26.05 places
+//   ranks in topology order: node_rank_from_ranks), GROUP_WORLD_SIZE = the step's node
 //   count, ROLE_RANK = RANK, ROLE_WORLD_SIZE = WORLD_SIZE, ROLE_NAME =
 //   "default" (torchrun's --role default), TORCHELASTIC_RESTART_COUNT =
 //   SLURM_RESTART_COUNT (0 in a job never requeued), TORCHELASTIC_MAX_RESTARTS
@@ -45,7 +48,14 @@ struct FrameworkInputs {
     std::string error_file;         // TORCHELASTIC_ERROR_FILE; "" not set
     std::string master_addr;        // from the rank source or resolve_master_addr; "" the first node's name
     std::string master_port;        // from the rank source; "" derive from the job id
+    long node_rank = -1;            // GROUP_RANK / NODE_RANK (step/slurm_rank_order.hpp); <0 from the task's ranks
 };
+
+// This node's position in rank order from the ranks it holds (SLURM_PROCID -
+// SLURM_LOCALID, the lowest under block distribution): where the node list's
+// order gives this node that lowest rank, its index there; else, with the same
+// task count on every node, lowest rank / tasks per node; else -1 (unknown).
+long node_rank_from_ranks(const Getenv& getenv_fn);
 
 // Missing Slurm variables leave the matching framework variable out (a run
 // outside Slurm gets nothing). Throws ParseError for a malformed Slurm value.

@@ -88,14 +88,25 @@ std::optional<Plan> plan_around_held(const Node& node, const Plan& plan, int tas
 
 // Slurm's UUIDs in the planned order. Shared view: position i holds an
 // instance of task i's GPU, then the rest by planned visibility.
+// Isolated: only the UUIDs of the task's own GPUs.
 std::vector<std::string> planned_id_order(const Plan& plan, int task, const TaskEnvOptions& eo,
                                           const SlurmDevices& kept) {
     std::vector<int> order;
-    if (!task_isolated(plan, task, eo))
+    const bool isolated = task_isolated(plan, task, eo);
+    if (!isolated)
         for (const TaskBinding& t : plan.tasks)
             if (!t.gpus.empty()) order.push_back(t.gpus.front());
-    for (int g : visible_gpus(plan, task, eo)) order.push_back(g);
-    return order_ids(kept.ids, kept.id_parents, order);
+    const std::vector<int> visible = visible_gpus(plan, task, eo);
+    for (int g : visible) order.push_back(g);
+    if (!isolated) return order_ids(kept.ids, kept.id_parents, order);
+    std::vector<std::string> ids;
+    std::vector<int> parents;
+    for (size_t i = 0; i < kept.ids.size() && i < kept.id_parents.size(); ++i)
+        if (std::find(visible.begin(), visible.end(), kept.id_parents[i]) != visible.end()) {
+            ids.push_back(kept.ids[i]);
+            parents.push_back(kept.id_parents[i]);
+        }
+    return order_ids(ids, parents, order);
 }
 
 void drop_gpu_visibility(std::vector<EnvVar>& wanted) {
@@ -253,12 +264,13 @@ TaskEnvOptions StepBinding::env_options(const SlurmDevices& d) const {
     return eo;
 }
 
-TaskAction StepBinding::task(int task, const Getenv& current, const CpuSet* task_affinity) const {
+TaskAction StepBinding::task(int task, const Getenv& current, const CpuSet* task_affinity,
+                              std::optional<int> openable) const {
     if (task < 0 || static_cast<size_t>(task) >= plan_.tasks.size())
         throw PlanError("local task " + std::to_string(task) + " is not in this node's plan of " +
                         std::to_string(plan_.tasks.size()) + " task(s)");
     TaskAction a;
-    const SlurmDevices held = slurm_devices(node_, inputs_, device_rule(), task, current, task_affinity);
+    const SlurmDevices held = slurm_devices(node_, inputs_, device_rule(), task, current, task_affinity, openable);
     const TaskEnvOptions eo = env_options(held);
     const std::optional<Plan> around = plan_for(task, held);
     const Plan& use = around ? *around : plan_;
@@ -328,6 +340,10 @@ void StepBinding::bind_cpus(const Plan& use, const TaskBinding& b, const CpuSet*
 void StepBinding::task_notes(const Plan& use, const SlurmDevices& sc, TaskAction& a) const {
     for (const auto& f : nic_fallbacks(node_)) a.notes.push_back(node_name_ + ": " + describe(f));
     for (const auto& w : unnamed_nic_warnings(node_, plan_)) a.warnings.push_back(node_name_ + ": " + w);
+    if (sc.step_scope)
+        a.notes.push_back(node_name_ + ": Slurm binds GPUs per task (SLURMD_TRES_BIND=" + sc.bind +
+                          ") but each task can open the step's GPUs (--gres-flags=allow-task-sharing): "
+                          "they are numbered in the step's set and follow the plan");
     if (sc.from != SlurmDevices::From::OwnCgroup) return;
     bool moved = false;
     for (size_t t = 0; t < use.tasks.size() && t < plan_.tasks.size(); ++t)

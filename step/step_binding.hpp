@@ -101,7 +101,11 @@ public:
     // `task_affinity`: the CPUs the task runs on now (after task/affinity), read
     // for a CPU binding the user asked Slurm for (its memory policy) and for
     // Slurm's closest/single GPU binding; null when not known.
-    TaskAction task(int task, const Getenv& current, const CpuSet* task_affinity = nullptr) const;
+    // `openable`: how many GPU device files the task may open, read in the task
+    // (step/device_probe.hpp openable_gpu_count): what decides whether a task
+    // Slurm bound per task holds its own GPUs or the step's; nullopt: not read.
+    TaskAction task(int task, const Getenv& current, const CpuSet* task_affinity = nullptr,
+                    std::optional<int> openable = std::nullopt) const;
 
     // Whether task() needs the task's own view: GPUs Slurm set in each task's
     // environment (the user's --gpu-bind, devices named by UUID) or the CPUs

@@ -1,4 +1,5 @@
 #include "topo/doctor.hpp"
+#include "topo/mnnvl.hpp"
 
 #include <algorithm>
 #include <map>
@@ -218,6 +219,32 @@ DoctorCheck check_fabric(const Context& x) {
     return k.done("cluster/clique " + ids);
 }
 
+// NCCL's multi-node NVLink prerequisites (topo/mnnvl.hpp): the user's
+// environment is a warning, the node's state a failure.
+DoctorCheck check_mnnvl(const Context& x, const DoctorInputs& in) {
+    Check k("mnnvl");
+    MnnvlInputs m;
+    for (const auto& ng : x.nvml.gpus)
+        m.gpus.push_back({ng.pci.to_string(), ng.fabric_state, ng.fabric_status, ng.fabric_health_mask,
+                          ng.fabric_health_summary, ng.fabric_cluster_uuid, ng.fabric_clique});
+    if (std::none_of(m.gpus.begin(), m.gpus.end(), [](const FabricGpu& g) { return g.state > 0; })) {
+        k.c.status = CheckStatus::Skip;
+        return k.done("no multi-node NVLink fabric");
+    }
+    m.imex_dir = in.imex_dir.empty() ? kImexChannelsDir : in.imex_dir;
+    m.imex = probe_imex_channels(m.imex_dir);
+    m.nccl_cumem_enable = in.nccl_cumem_enable;
+    m.nccl_mnnvl_enable = in.nccl_mnnvl_enable;
+    m.peers = in.peers;
+    for (const std::string& p : mnnvl_problems(m)) {
+        if (p.rfind("NCCL_", 0) == 0) k.warn(p);
+        else k.fail(p);
+    }
+    std::string ids;
+    for (const auto& c : fabric_cliques(m.gpus)) ids += (ids.empty() ? "" : ", ") + c;
+    return k.done(k.c.details.empty() ? "ready: IMEX channel " + m.imex_dir + ", clique " + ids : "");
+}
+
 DoctorCheck check_nics(const Context& x) {
     Check k("nics");
     const Node& o = x.observed;
@@ -375,6 +402,7 @@ DoctorReport run_doctor(const DoctorInputs& in) {
         r.checks.push_back(check_gpus(x));
         r.checks.push_back(check_nvlink(x));
         r.checks.push_back(check_fabric(x));
+        if (in.mnnvl) r.checks.push_back(check_mnnvl(x, in));
         r.checks.push_back(check_nics(x));
         r.checks.push_back(check_numa(x));
         r.checks.push_back(check_health(x));

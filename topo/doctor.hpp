@@ -5,6 +5,8 @@
 //   gpus     every expected GPU is visible to the driver, none is lost
 //   nvlink   NVLinks up as expected (or: no GPU with some links down)
 //   fabric   multi-node NVLink (NVL72) registration complete, one clique
+//   mnnvl    (--mnnvl) what NCCL needs for multi-node NVLink: IMEX channel,
+//            fabric state and health mask, cliques, NCCL_CUMEM/MNNVL_ENABLE
 //   nics     RDMA ports ACTIVE at the expected rate; fallbacks named
 //   numa     each GPU's CPU affinity sane and as expected
 //   health   uncorrectable ECC, row-remap failures / pending, retired pages
@@ -46,6 +48,13 @@ struct DoctorInputs {
     std::optional<Node> base;
     LiveSources live;  // NVML library, sysfs root, storage NICs
     NicPolicy nic_policy;  // the site's NIC include/exclude lists (topo/sources/nic_policy.hpp)
+    // --mnnvl: the "mnnvl" check (topo/mnnvl.hpp): IMEX channel, fabric state and
+    // health, clique agreement with `peers`, the NCCL variables that turn MNNVL off.
+    bool mnnvl = false;
+    std::string imex_dir;                           // "" = kImexChannelsDir
+    std::optional<std::string> nccl_cumem_enable;   // the environment's NCCL_CUMEM_ENABLE
+    std::optional<std::string> nccl_mnnvl_enable;   // the environment's NCCL_MNNVL_ENABLE
+    std::vector<std::string> peers;                 // other nodes' "CLUSTERUUID/CLIQUE"
 };
 
 struct DoctorReport {

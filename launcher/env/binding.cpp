@@ -5,12 +5,14 @@
 #include "launcher/env/framework_env.hpp"
 #include "launcher/ranks/rank_sources.hpp"
 #include "step/apply.hpp"
+#include "step/device_probe.hpp"
 #include "step/device_scope.hpp"
 #include "step/gpu_ids.hpp"
 #include "step/topology_path.hpp"
 #include "step/step_inputs.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/host.hpp"
 #include "topo/core/strings.hpp"
 #include "topo/fabric/rank_order.hpp"
 #include "topo/fabric/slurm_islands.hpp"
@@ -174,7 +176,8 @@ std::optional<std::vector<int>> constrained_step_gpus(const Getenv& get, const N
 
 step::TaskAction binding_for(const Node& node, const step::Options& opt, const Getenv& task_env,
                              const TaskPlace& place, bool narrowed, const std::optional<std::vector<int>>& step_gpus,
-                             const CpuSet& host_cpus, const CpuSet& affinity, bool constrained) {
+                             const CpuSet& host_cpus, const CpuSet& affinity, bool constrained,
+                             std::optional<int> openable) {
     step::StepSetup setup;
     setup.options = opt;
     setup.node_name = place.node_name;
@@ -200,7 +203,7 @@ step::TaskAction binding_for(const Node& node, const step::Options& opt, const G
         setup.local_tasks = 1;
         task = 0;
     }
-    return step::StepBinding(setup, node).task(task, task_env, &affinity);
+    return step::StepBinding(setup, node).task(task, task_env, &affinity, openable);
 }
 
 NodeOnce::NodeOnce(const std::string& pattern, const std::string& node_name, const std::string& host,
@@ -265,8 +268,12 @@ LaunchBinding compute_binding(const Options& o, const Getenv& task_env, const Ta
                 b.note = "cannot learn the step's GPUs on this node (" + why +
                          "); this task is planned alone on its own GPUs";
         }
+        std::optional<int> openable;
+        if (constrained && per_task)
+            openable = step::openable_gpu_count(
+                o.devices.empty() ? o.devices : step::expand_path(o.devices, place.node_name, host_name()));
         b.action = binding_for(node.get(), o.gpu_topo, get, place, narrowed, step_gpus, step::online_cpus(),
-                               step::current_affinity(), constrained);
+                               step::current_affinity(), constrained, openable);
         b.bound = true;
     } catch (const std::exception& e) {
         b.bound = false;

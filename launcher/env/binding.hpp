@@ -56,10 +56,12 @@ Getenv with_node_gpus(const Getenv& task_env, const Node& node);
 // planned alone on its own GPUs). Throws ParseError / PlanError.
 // `constrained`: Slurm constrains devices (step/device_scope.hpp); then a
 // narrowed task's step_gpus are the step's physical GPUs (constrained_step_gpus).
+// `openable`: the GPU device files the task may open (step/device_probe.hpp).
 step::TaskAction binding_for(const Node& node, const step::Options& opt, const Getenv& task_env,
                              const TaskPlace& place, bool narrowed,
                              const std::optional<std::vector<int>>& step_gpus, const CpuSet& host_cpus,
-                             const CpuSet& affinity, bool constrained = false);
+                             const CpuSet& affinity, bool constrained = false,
+                             std::optional<int> openable = std::nullopt);
 
 // Under ConstrainDevices a task's own variables count its GPUs 0..k-1; the
 // step's physical GPUs on the node come from GPUTOPO_STEP_GPUS (the plugin

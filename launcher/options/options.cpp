@@ -91,6 +91,8 @@ const std::vector<Spec>& specs() {
          [](Options& o, const std::string&, const std::string& v) { o.gpu_topo = step::parse_gpu_topo(v, "--gpu-topo "); }},
         {"topology", true, "FILE", "node topology file (hwloc or NCCL XML; %n node name, %h host name)",
          [](Options& o, const std::string&, const std::string& v) { o.topology = v; }},
+        {"devices", true, "DIR", "where the node's GPU device files are, as plugstack devices= (default /dev and /dev/dri; %n node name, %h host name)",
+         [](Options& o, const std::string&, const std::string& v) { o.devices = v; }},
         {"nic-include", true, "LIST", "only these NICs carry GPU traffic, as plugstack nic_include= (RDMA devices, netdevs, PCI bus ids)",
          [](Options& o, const std::string& w, const std::string& v) { o.nic_policy.include = parse_nic_list(v, w + " "); }},
         {"nic-exclude", true, "LIST", "never these NICs (storage, management HCA, bond), as plugstack nic_exclude=",

@@ -39,6 +39,7 @@ struct Options {
     // Binding when the SPANK plugin did not bind the task.
     step::Options gpu_topo = default_gpu_topo();  // --gpu-topo, parsed as srun's (step/option_parser.hpp)
     std::string topology;                  // file (%n node name, %h host name); "" live discovery
+    std::string devices;                   // --devices DIR: the GPU device files a task counts (step/device_probe.hpp)
     NicPolicy nic_policy;                  // --nic-include / --nic-exclude (topo/sources/nic_policy.hpp)
 
     // Framework env.

@@ -2,6 +2,7 @@
 
 #include "step/framework_env.hpp"
 #include "step/layout_rank.hpp"
+#include "step/slurm_rank_order.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/fabric/island_sources.hpp"
 #include "topo/fabric/slurm_islands.hpp"
@@ -40,6 +41,27 @@ IslandRankOutcome layout_rank_outcome(const Options& opt, const std::string& nod
     return out;
 }
 
+// Slurm already places the tasks island by island (26.05 builds: this task's
+// node follows Slurm's topology order, in which each island is one run of
+// nodes; step/slurm_rank_order.hpp): the rank stays SLURM_PROCID, the node rank
+// its place in Slurm's order, as the plugin does.
+void keep_slurm_ranks(const Getenv& getenv_fn, const IslandMap& islands, IslandRankOutcome& out) {
+    if (!step::built_topology_order()) return;
+    const std::optional<uint64_t> first_rank = step::node_first_rank(getenv_fn);
+    if (!first_rank) return;
+    const IslandMap topology = load_step_islands("", slurm_config_dir(getenv_fn)).map;
+    const step::SlurmNodeOrder o = step::step_node_order(getenv_fn, *first_rank, &topology, true);
+    if (o.node_rank < 0 || !step::slurm_order_keeps_islands(getenv_fn, o, topology, islands)) return;
+    out.rank = getenv_fn(env::kSlurmProcid).value_or("");
+    out.node_rank = std::to_string(o.node_rank);
+    out.slurm_ranks = true;
+    for (EnvVar& v : out.env) {
+        if (v.name == env::kRank) v.value = out.rank;
+        if (v.name == env::kNodeRankIsland) v.value = out.node_rank;
+    }
+    out.note = "Slurm already places this step's tasks island by island (topology order): RANK stays SLURM_PROCID";
+}
+
 }  // namespace
 
 IslandRankOutcome island_rank(const Options& opt, const std::string& node, int local_id, const Getenv& getenv_fn) {
@@ -68,6 +90,7 @@ IslandRankOutcome island_rank(const Options& opt, const std::string& node, int l
         out.node_rank = std::to_string(ti.node_rank);
         out.note = "RANK follows the island order of " + m.sources + ": island " + ti.placement.island + ", rank " +
                    out.rank;
+        keep_slurm_ranks(getenv_fn, m.map, out);
     } catch (const std::exception& e) {
         out.note = std::string("--rank-order=island: ") + e.what() + "; RANK stays SLURM_PROCID";
     }

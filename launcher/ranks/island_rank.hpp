@@ -20,6 +20,7 @@ struct IslandRankOutcome {
     std::string node_rank;    // the value GROUP_RANK / NODE_RANK should take, "" when unknown
     std::string note;         // why RANK stays SLURM_PROCID, or where the rank came from
     std::string warning;      // --layout: groups that straddle (said by the task of rank 0 only), "" none
+    bool slurm_ranks = false; // Slurm's order is island by island already: rank = SLURM_PROCID (issue 32)
 };
 
 // `node`: this node's Slurm name; `local_id`: SLURM_LOCALID.

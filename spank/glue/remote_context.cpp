@@ -31,8 +31,10 @@ extern "C" {
 #include "spank/glue/state.hpp"
 #include "spank/topology_cache.hpp"
 #include "step/apply.hpp"
+#include "step/device_probe.hpp"
 #include "step/device_scope.hpp"
 #include "step/layout_rank.hpp"
+#include "step/slurm_rank_order.hpp"
 #include "step/step_binding.hpp"
 #include "step/topology_path.hpp"
 #include "topo/core/env_names.hpp"
@@ -41,6 +43,7 @@ extern "C" {
 #include "topo/fabric/island_sources.hpp"
 #include "topo/fabric/slurm_islands.hpp"
 #include "topo/fabric/step_islands.hpp"
+#include "topo/mnnvl.hpp"
 #include "topo/sources/nic_policy.hpp"
 #include "topo/sources/node_refine.hpp"
 #include "topo/sources/source_merge.hpp"
@@ -81,6 +84,9 @@ struct StepdState {
     std::string islands_problem;          // why there are no island variables ("" when fine)
     std::string master_addr;              // MASTER_ADDR for the framework variables (resolved once per node)
     std::string master_addr_warning;      // why it may not work ("" fine)
+    long node_rank = -1;                  // this node's place in Slurm's rank order (GROUP_RANK), -1 unknown
+    std::string rank0_node;               // the node that holds Slurm's rank 0, "" unknown
+    bool keep_slurm_ranks = false;        // island mode: Slurm's order is island by island already
 };
 
 StepdState& stepd() {
@@ -214,13 +220,56 @@ void prepare_tasks(spank_t sp, StepdState& st) {
     }
 }
 
+// Slurm's rank order as this node sees it (step/slurm_rank_order.hpp): the
+// lowest rank it holds, and on 26.05+ builds Slurm's topology for its order.
+step::SlurmNodeOrder slurm_order(spank_t sp, std::optional<IslandMap>& topology) {
+    uint32_t node_id = 0, first_rank = 0;
+    if (spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, 0U, &first_rank) != ESPANK_SUCCESS)
+        return {};
+    const step::Getenv base = job_env(sp);
+    const std::string id = std::to_string(node_id);
+    const step::Getenv env = [base, id](const std::string& n) -> std::optional<std::string> {
+        return n == env::kSlurmNodeid ? std::optional<std::string>(id) : base(n);
+    };
+    if (step::built_topology_order()) {
+        try {
+            topology = load_step_islands("", slurm_config_dir(process_getenv)).map;
+        } catch (const std::exception&) {
+        }
+    }
+    return step::step_node_order(env, first_rank, topology ? &*topology : nullptr, true);
+}
+
+// Slurm's rank order on this node, once per step (after the islands): the node
+// of rank 0, this node's place, and whether island mode keeps Slurm's ranks.
+void find_slurm_order(spank_t sp, StepdState& st) {
+    try {
+        std::optional<IslandMap> topology;
+        const step::SlurmNodeOrder o = slurm_order(sp, topology);
+        st.node_rank = o.node_rank;
+        st.rank0_node = o.rank0_node;
+        st.keep_slurm_ranks = st.effective.mode == Mode::Island && st.effective.layout.empty() && st.islands &&
+                              topology && step::slurm_order_keeps_islands(job_env(sp), o, *topology, *st.islands);
+    } catch (const std::exception&) {  // unknown: the node list's first node, ranks from the task's own
+        st.node_rank = -1;
+        st.rank0_node.clear();
+        st.keep_slurm_ranks = false;
+    }
+}
+
 // MASTER_ADDR for the framework variables, once per node (bounded: getaddrinfo,
-// else the NodeAddr slurm.conf gives, else at most one `scontrol show node`, 5 s each).
+// else the NodeAddr slurm.conf gives, else at most one `scontrol show node`, 5 s each):
+// the node that holds rank 0; in island order (RANK = GPUTOPO_RANK) the node
+// list's first, which holds island rank 0 (topo/fabric/rank_order.hpp).
 void resolve_master(spank_t sp, StepdState& st) {
     if (!st.effective.framework) return;
     try {
+        std::string rank0 = step::step_first_node(job_env(sp));
+        if ((st.effective.mode != Mode::Island || st.keep_slurm_ranks) && !st.rank0_node.empty())
+            rank0 = st.rank0_node;
         step::MasterAddr m = step::resolve_master_addr(
-            step::step_first_node(job_env(sp)),
+            rank0,
             [](const std::vector<std::string>& argv, double timeout_s) { return step::run_bounded(argv, timeout_s); },
             5, step::read_local_slurm_conf());
         st.master_addr = m.addr;
@@ -230,10 +279,10 @@ void resolve_master(spank_t sp, StepdState& st) {
     }
 }
 
-// user_init's work, for an active step: the binding, its tasks' work, then islands.
+// user_init's work, for an active step: the binding, its tasks' work, then
+// islands, Slurm's rank order and MASTER_ADDR.
 void plan_node(spank_t sp, StepdState& st) {
     st.node_name = step_node_name(sp);
-    resolve_master(sp, st);
     try {
         uint32_t ntasks = 1;
         if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS) ntasks = 1;
@@ -256,6 +305,8 @@ void plan_node(spank_t sp, StepdState& st) {
         st.phase = StepdState::Phase::Bound;
     } catch (const std::exception& e) {
         become_unbound(st, e.what());
+        find_slurm_order(sp, st);  // the tasks still get the framework variables
+        resolve_master(sp, st);
         return;
     }
     prepare_tasks(sp, st);
@@ -270,6 +321,8 @@ void plan_node(spank_t sp, StepdState& st) {
             st.islands_problem = e.what();
         }
     }
+    find_slurm_order(sp, st);
+    resolve_master(sp, st);
 }
 
 void say(const std::string& line) { std::fprintf(stderr, "gputopo: %s\n", line.c_str()); }
@@ -300,6 +353,23 @@ void add_layout_rank(spank_t sp, const StepdState& st, int task, step::TaskActio
     if (strict) fail_task();
 }
 
+// Slurm already places the step's tasks island by island (26.05's topology
+// order over the same islands): GPUTOPO_RANK stays SLURM_PROCID and
+// GPUTOPO_NODE_RANK the node's place in Slurm's order, so RANK, GROUP_RANK and
+// PMI agree; said once.
+void keep_slurm_ranks(spank_t sp, const StepdState& st, int task, step::TaskAction& a) {
+    const std::optional<std::string> procid = job_getenv(sp, env::kSlurmProcid);
+    if (!procid || st.node_rank < 0) return;
+    for (EnvVar& v : a.set) {
+        if (v.name == env::kRank) v.value = *procid;
+        if (v.name == env::kNodeRankIsland) v.value = std::to_string(st.node_rank);
+    }
+    a.verbose_line += " (Slurm's ranks)";
+    if (task == 0)
+        say(st.node_name + ": islands: Slurm already places this step's tasks island by island (topology order): "
+                           "RANK stays SLURM_PROCID");
+}
+
 void add_islands(spank_t sp, const StepdState& st, int task, step::TaskAction& a) {
     if (!st.islands && st.islands_problem.empty()) return;
     std::string problem = st.islands_problem;
@@ -318,6 +388,7 @@ void add_islands(spank_t sp, const StepdState& st, int task, step::TaskAction& a
             problem = e.what();
         }
         if (problem.empty() && !st.effective.layout.empty()) add_layout_rank(sp, st, task, a);
+        if (problem.empty() && st.keep_slurm_ranks) keep_slurm_ranks(sp, st, task, a);
     }
     if (problem.empty()) return;
     const bool strict = st.effective.strict;
@@ -335,6 +406,28 @@ void say_step_notes(spank_t sp, const StepdState& st, int task) {
     if (global_task == 0 && in.gpus.empty() && in.device_ids.empty())
         say(st.node_name + ": the step has no GPUs here: CPUs and memory bound only");
     if (task == 0 && !in.device_problem.empty()) say(st.node_name + ": " + in.device_problem);
+}
+
+// Local task 0 of a multi-node step on GPUs of a multi-node NVLink fabric (an
+// NVL72 rack: the topology's GPUs carry a fabric cluster UUID): what this task
+// can see of NCCL's MNNVL prerequisites, its IMEX channel (GPUTOPO_IMEX_CHANNELS
+// names another directory, for tests) and NCCL_CUMEM_ENABLE/NCCL_MNNVL_ENABLE,
+// one line per problem (topo/mnnvl.hpp). The fabric's state is gputopo doctor --mnnvl's.
+void say_mnnvl_problems(spank_t sp, const StepdState& st, int task) {
+    if (task != 0) return;
+    uint32_t nodes = 1;
+    if (spank_get_item(sp, S_JOB_NNODES, &nodes) != ESPANK_SUCCESS || nodes < 2) return;
+    const Node& node = st.binding->node();
+    bool fabric = false;
+    for (int g : st.binding->inputs().gpus)
+        if (const Gpu* gpu = node.gpu(g); gpu && !gpu->fabric_cluster_uuid.empty()) fabric = true;
+    if (!fabric) return;
+    MnnvlInputs m;
+    m.imex_dir = job_getenv(sp, env::kImexChannelsDirVar).value_or(kImexChannelsDir);
+    m.imex = probe_imex_channels(m.imex_dir);
+    m.nccl_cumem_enable = job_getenv(sp, env::kNcclCumemEnable);
+    m.nccl_mnnvl_enable = job_getenv(sp, env::kNcclMnnvlEnable);
+    for (const std::string& p : mnnvl_problems(m)) say(st.node_name + ": multi-node NVLink: " + p);
 }
 
 // task_init for a step whose binding could not be made.
@@ -377,6 +470,17 @@ bool own_device_scope(spank_t sp, const StepdState& st) {
     return st.binding->task_scope_is_own(std::string(buf));
 }
 
+// How many GPU device files this task may open (its devices cgroup is in
+// place by task_init): devices= from plugstack.conf, else /dev and /dev/dri.
+std::optional<int> openable_gpus(const StepdState& st) {
+    try {
+        const std::string& dir = shared().config.devices;
+        return step::openable_gpu_count(dir.empty() ? dir : step::expand_path(dir, st.node_name, host_name()));
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
 const TaskWork& task_work(spank_t sp, const StepdState& st, int task, TaskWork& made) {
     const bool ready =
         task >= 0 && static_cast<size_t>(task) < st.prepared.size() && !own_device_scope(sp, st);
@@ -386,7 +490,7 @@ const TaskWork& task_work(spank_t sp, const StepdState& st, int task, TaskWork& 
         made = st.prepared[static_cast<size_t>(task)];
     } else {
         const CpuSet affinity = step::current_affinity();  // after task/affinity
-        made.action = st.binding->task(task, job_env(sp), &affinity);
+        made.action = st.binding->task(task, job_env(sp), &affinity, openable_gpus(st));
         made.apply = step::prepare_apply(made.action);
     }
     add_islands(sp, st, task, made.action);
@@ -406,7 +510,7 @@ void set_cpu_bind_vars(spank_t sp, const step::TaskAction& a) {
 void set_framework_env(spank_t sp, const StepdState& st, int task, const step::TaskAction& a) {
     if (!st.effective.framework) return;
     const bool users_addr = job_getenv(sp, env::kMasterAddr).has_value();
-    FrameworkTask f = framework_for_task(job_env(sp), a.set, st.master_addr);
+    FrameworkTask f = framework_for_task(job_env(sp), a.set, st.master_addr, st.node_rank);
     for (const auto& v : f.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
     if (!f.warning.empty()) say(st.node_name + ": " + f.warning);
     if (task == 0 && !users_addr && !st.master_addr_warning.empty()) say(st.node_name + ": " + st.master_addr_warning);
@@ -419,6 +523,7 @@ void bind_task(spank_t sp, const StepdState& st, int task) {
     for (const auto& v : a.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
     set_framework_env(sp, st, task, a);
     say_step_notes(sp, st, task);
+    say_mnnvl_problems(sp, st, task);
     for (const auto& w2 : a.warnings) say(w2);  // task 0 of the node only carries them
     const std::string apply_error = step::apply_prepared(w.apply);
     if (apply_error.empty() && a.apply_affinity && !a.cpu_bind_vars.empty()) set_cpu_bind_vars(sp, a);

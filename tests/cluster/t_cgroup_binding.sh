@@ -9,7 +9,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
 cluster_ensure "${1:-build}" || exit 1
-tap_plan 21
+tap_plan 24
 
 w=$(mktemp -d "$CLUSTER_DIR/tmp/cgroup.XXXXXX")
 cg=0
@@ -118,6 +118,25 @@ else
     check "gputopo-launch alone on part of a node's GPUs: the task's own variables name its GPUs (task/none)" 2 \
         --isolated -- -w n2 -n2 --gpus-per-task=2 "$CLUSTER_BUILD/gputopo-launch" --topology "$CLUSTER_DIR/topo/%n.xml" --
 fi
+check "gputopo-launch --devices: it counts the GPU files its task can open; its own cgroup, its own GPUs (n3)" 2 \
+    --isolated "${k2[@]}" -- -w n3 -n2 --gpus-per-task=2 "$CLUSTER_BUILD/gputopo-launch" \
+    --topology "$CLUSTER_DIR/topo/%n.xml" --devices "$CLUSTER_DIR/dev/%n" --
+# devices=: each task counts, in task_init, the GPU files its devices cgroup lets it open (issue 32:
+# a per-task cgroup opens only its own, so CUDA numbers them from 0; allow-task-sharing, 23.11+, opens
+# the step's and is numbered in the step's set: unit test [allow-task-sharing]).
+plugstack_set "topology=$CLUSTER_DIR/topo/%n.xml devices=$CLUSTER_DIR/dev/%n"
+if [ "$cg" = 1 ]; then
+    # What the count rests on: access(2) refuses what the devices cgroup denies (no open needed).
+    with_timeout 60 srun -w n2 -n1 --gpus-per-task=1 python3 -c 'import os, sys
+d = sys.argv[1]
+print(sum(os.access(os.path.join(d, f), os.R_OK | os.W_OK) for f in os.listdir(d) if f.startswith("nvidia")))' \
+        "$CLUSTER_DIR/dev/n2" > "$w/out" 2> "$w/err"
+    tap_check "access(2) in a task: 1 of n2's 8 GPU files, as its devices cgroup allows" test "$(cat "$w/out")" = 1
+else
+    tap_ok "access(2) in a task: no device cgroups here (task/none), nothing to count # SKIP"
+fi
+check "devices=: tasks count the GPU files they can open; one GPU each, their own, isolated (n2)" 4 --isolated \
+    "${k1[@]}" -- -w n2 -n4 --gpus-per-task=1 --gpu-topo=closest,isolate
 plugstack_default
 check "gputopo-launch under the plugin: the plugin's binding stands (n2)" 2 --isolated "${k2[@]}" \
     -- -w n2 -n2 --gpus-per-task=2 --gpu-topo=closest "$CLUSTER_BUILD/gputopo-launch" --

@@ -35,7 +35,7 @@ fake=""
 for i in 0 1 2 3; do fake+="h100|224|0-223|(null)|@CLUSTER_DIR@/dev/n3/nvidia$i|${uuids[$i]}|nvidia_gpu_env"$'\n'; done
 for i in 0 1 2 3 4 5 6 7; do fake+="h100|224|0-223|(null)|@CLUSTER_DIR@/dev/n2/nvidia$i|MIG-0000000$i-1111-2222-3333-444444444444|nvidia_gpu_env"$'\n'; done
 
-tap_plan 4
+tap_plan 5
 # Our own cluster (another configuration than run.sh's).
 unset CLUSTER_DIR
 # fake_gpus.conf is not shipped to configless nodes: this cluster has config files.
@@ -66,14 +66,19 @@ else
 fi
 plugstack_set "topology=$CLUSTER_DIR/tmp/uuid-topo/%n.xml"
 
-# One GPU per task: each task keeps its UUID; GPUTOPO_GPUS is that GPU; CPUs around it.
-name="uuid: --gpus-per-task=1: each task keeps Slurm's GPU-UUID, CPUs/memory of that GPU"
+# One GPU per task, no per-task device cgroup (task/none): every task can open the step's GPUs, so
+# share (the default for one GPU per task) holds with UUIDs as with indices (issue 32): the step's 4
+# UUIDs, the task's GPU at position LOCAL_RANK; GPUTOPO_GPUS is that GPU; CPUs around it.
+name="uuid: --gpus-per-task=1, no per-task cgroup: the step's 4 UUIDs, the task's at LOCAL_RANK, CPUs of that GPU"
 bad=""
 if timeout 60 srun -w n3 -n4 --gpus-per-task=1 --gpu-topo=closest "$here/probe.sh" > "$out" 2> "$out.err"; then
     for t in 0 1 2 3; do
         cvd=$(field "$out" $t CUDA_VISIBLE_DEVICES)
         g=$(field "$out" $t GPUTOPO_GPUS)
-        [ -n "$g" ] && [ "$cvd" = "${uuids[$g]}" ] || { bad+=" task $t: CUDA_VISIBLE_DEVICES=$cvd GPUTOPO_GPUS=$g;"; continue; }
+        IFS=, read -r -a seen <<< "$cvd"
+        [ "$(printf '%s\n' "${seen[@]}" | sort | tr '\n' ' ')" = "$(printf '%s\n' "${uuids[@]:0:4}" | sort | tr '\n' ' ')" ] ||
+            bad+=" task $t: CUDA_VISIBLE_DEVICES=$cvd is not the step's 4 UUIDs;"
+        [ -n "$g" ] && [ "${seen[$t]:-}" = "${uuids[$g]}" ] || { bad+=" task $t: CUDA_VISIBLE_DEVICES=$cvd GPUTOPO_GPUS=$g;"; continue; }
         # The step's plan (4 GPUs, 4 tasks) when it gave this task that GPU, else the plan around it alone.
         want=$("$gputopo" plan --topology "$g4dn" --gpus 0-3 --ntasks 4 --format json |
                python3 -c 'import json,sys; t=json.load(sys.stdin)["tasks"][int(sys.argv[1])]; print(t["cpus"] if t["gpus"] == [int(sys.argv[2])] else "")' "$t" "$g")
@@ -99,6 +104,20 @@ if timeout 60 srun -w n3 -n4 --gpus-per-node=4 --gpu-topo=closest,verbose "$here
         [ -n "$g" ] && [ "${seen[$t]:-}" = "${uuids[$g]}" ] || bad+=" task $t: position $t is ${seen[$t]:-none}, GPU $g is ${uuids[${g:-0}]};"
     done
     grep -q "visible=GPU-" "$out.err" || bad+=" verbose shows no UUIDs;"
+else
+    bad="srun failed: $(tail -n 3 "$out.err")"
+fi
+if [ -z "$bad" ]; then tap_ok "$name"; else tap_not_ok "$name" "$bad"; fi
+
+# isolate with all 4 UUIDs given to every task: each task sees its own GPU's UUID alone (issue 32).
+name="uuid: --gpus-per-node=4, isolate: each task sees only its own GPU's UUID"
+bad=""
+if timeout 60 srun -w n3 -n4 --gpus-per-node=4 --gpu-topo=closest,isolate "$here/probe.sh" > "$out" 2> "$out.err"; then
+    for t in 0 1 2 3; do
+        cvd=$(field "$out" $t CUDA_VISIBLE_DEVICES)
+        g=$(field "$out" $t GPUTOPO_GPUS)
+        [ -n "$g" ] && [ "$cvd" = "${uuids[$g]}" ] || bad+=" task $t: CUDA_VISIBLE_DEVICES=$cvd GPUTOPO_GPUS=$g;"
+    done
 else
     bad="srun failed: $(tail -n 3 "$out.err")"
 fi

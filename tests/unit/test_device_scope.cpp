@@ -5,11 +5,17 @@
 // are computed here from the rule's definition, not from gputopo's code.
 #include <catch2/catch.hpp>
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <set>
 
 #include "launcher/env/binding.hpp"
+#include "step/device_probe.hpp"
 #include "step/device_scope.hpp"
 #include "step/step_binding.hpp"
 #include "tests/unit/env_map.hpp"
@@ -379,4 +385,112 @@ TEST_CASE("-c N: each task gets N CPUs of its share, whole cores first", "[devic
         CHECK_FALSE(p.tasks[0].cpus.intersects(p.tasks[1].cpus));
     }
     CHECK(checked > 10);
+}
+
+TEST_CASE("what the task can open decides its device scope: own GPUs, or the step's (allow-task-sharing)",
+          "[device_scope][allow-task-sharing]") {
+    // Counted in the task: one file open to it of a step of four -> its own cgroup.
+    CHECK_FALSE(task_opens_step_gpus(1, 1, 4, std::string("0")));
+    // --gres-flags=allow-task-sharing: the step's four are open to every task.
+    CHECK(task_opens_step_gpus(4, 1, 4, std::string("0")));
+    CHECK(task_opens_step_gpus(4, 2, 4, std::string("0,1")));
+    // Not counted (no device files here): Slurm's own numbering says it. A per-task
+    // cgroup numbers the task's GPUs 0..k-1; allow-task-sharing gives task 2 "2".
+    CHECK(task_opens_step_gpus(std::nullopt, 1, 4, std::string("2")));
+    CHECK(task_opens_step_gpus(0, 2, 4, std::string("2,3")));
+    CHECK_FALSE(task_opens_step_gpus(std::nullopt, 1, 2, std::string("0,1")));  // another count: kept as Slurm set it
+    CHECK_FALSE(task_opens_step_gpus(std::nullopt, 1, 4, std::string("0")));
+    CHECK_FALSE(task_opens_step_gpus(std::nullopt, 1, 4, std::nullopt));
+    CHECK_FALSE(task_opens_step_gpus(std::nullopt, 1, 4, std::string("GPU-8a4c1e0b-1111-2222-3333-444455556666")));
+    // A task that holds every GPU of the step: both scopes are one.
+    CHECK_FALSE(task_opens_step_gpus(4, 4, 4, std::string("0,1,2,3")));
+}
+
+TEST_CASE("GPU device files: nvidiaN and renderDN counted, control files not", "[device_scope][allow-task-sharing]") {
+    char tmpl[] = "/tmp/gputopo-devs-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    const std::string dir = tmpl;
+    for (const char* f : {"nvidia0", "nvidia1", "nvidia12", "nvidiactl", "nvidia-uvm", "nvidia-caps", "renderD128",
+                          "card0", "nvidia"})
+        std::ofstream(dir + "/" + f) << "";
+    auto files = probe_gpu_device_files(dir);
+    REQUIRE(files);
+    CHECK(files->present == 4);
+    CHECK(files->openable == 4);  // regular files: nothing refuses them
+    CHECK(openable_gpu_count(dir) == std::optional<int>(4));
+    CHECK_FALSE(probe_gpu_device_files(dir + "/none"));
+    for (const char* f : {"nvidia0", "nvidia1", "nvidia12", "nvidiactl", "nvidia-uvm", "nvidia-caps", "renderD128",
+                          "card0", "nvidia"})
+        std::remove((dir + "/" + f).c_str());
+    CHECK_FALSE(openable_gpu_count(dir));
+    rmdir(dir.c_str());
+}
+
+// Slurm 23.11+ --gpus-per-task=1 --gres-flags=allow-task-sharing under ConstrainDevices (seen on 26.05):
+// every task can open the step's GPUs and Slurm sets task i's CUDA_VISIBLE_DEVICES and SLURM_STEP_GPUS
+// to i, its position in the step's set. Each task must see its planned GPU under the numbering of the
+// step's cgroup (0..3), never GPU 0 for all; isolate: that one alone; share: all four. The launcher
+// makes the same action from the task's own environment.
+TEST_CASE("allow-task-sharing: each task's planned GPU in the step's numbering, share and isolate hold",
+          "[device_scope][allow-task-sharing]") {
+    Node node = oci();
+    const std::string step = "4,5,6,7";
+    for (const std::string options : {"closest", "closest,isolate", "closest,share"}) {
+        StepBinding b(constrained_setup(node, step, "0,1,2,3", options, 4), node);
+        REQUIRE(b.task_scope_is_own(std::string("gpu:per_task:1")));
+        std::set<int> physical;
+        for (int t = 0; t < 4; ++t) {
+            INFO(options << " task " << t);
+            const Env task_env = {{"SLURMD_TRES_BIND", "gpu:per_task:1"},
+                                  {"CUDA_VISIBLE_DEVICES", std::to_string(t)},
+                                  {"SLURM_STEP_GPUS", std::to_string(t)}};
+            for (std::optional<int> openable : {std::optional<int>(4), std::optional<int>()}) {
+                TaskAction a = b.task(t, env_of(task_env), nullptr, openable);
+                auto gpus = value_of(a.set, "GPUTOPO_GPUS");
+                auto cvd = value_of(a.set, "CUDA_VISIBLE_DEVICES");
+                REQUIRE(gpus);
+                REQUIRE(cvd);
+                const int planned = b.plan().tasks[static_cast<size_t>(t)].gpus.at(0);
+                CHECK(*gpus == std::to_string(planned));
+                const std::vector<int> v = split_ints(*cvd);
+                // The task's own GPU, as the step's cgroup numbers it (position in 4,5,6,7).
+                if (options == "closest,isolate") CHECK(v == std::vector<int>{planned - 4});
+                else if (!openable && t == 0) CHECK(v.size() >= 1);  // task 0's "0" tells nothing without the count
+                else {
+                    CHECK(v.size() == 4);
+                    CHECK(v.at(static_cast<size_t>(t)) == planned - 4);  // position = local task id
+                }
+                if (openable) physical.insert(planned);
+            }
+            // The launcher, from the task's own environment and what it can open.
+            Env launcher_env = task_env;
+            launcher_env["SLURM_LOCALID"] = std::to_string(t);
+            launcher_env["SLURM_NODEID"] = "0";
+            launcher_env["SLURM_STEP_TASKS_PER_NODE"] = "4";
+            launcher_env["SLURMD_NODENAME"] = "n";
+            const Getenv le = env_of(launcher_env);
+            const launch::TaskPlace place = launch::read_task_place(le, gputopo::host_name());
+            TaskAction l = launch::binding_for(node, parse_gpu_topo(options), le, place, true,
+                                               std::vector<int>{4, 5, 6, 7}, node.cpus, node.cpus, true, 4);
+            TaskAction p = b.task(t, env_of(task_env), nullptr, 4);
+            CHECK(value_of(l.set, "CUDA_VISIBLE_DEVICES") == value_of(p.set, "CUDA_VISIBLE_DEVICES"));
+            CHECK(value_of(l.set, "GPUTOPO_GPUS") == value_of(p.set, "GPUTOPO_GPUS"));
+        }
+        CHECK(physical.size() == 4);  // four tasks, four GPUs
+    }
+    // The same step with per-task cgroups (22.05-style, or without the flag): one file open, CUDA 0.
+    StepBinding own(constrained_setup(node, step, "0,1,2,3", "closest", 4), node);
+    for (int t = 0; t < 4; ++t) {
+        TaskAction a = own.task(t, env_of({{"SLURMD_TRES_BIND", "gpu:per_task:1"}, {"CUDA_VISIBLE_DEVICES", "0"}}),
+                                nullptr, 1);
+        CHECK(value_of(a.set, "CUDA_VISIBLE_DEVICES") == std::optional<std::string>("0"));
+        CHECK(value_of(a.set, "GPUTOPO_GPUS") == std::optional<std::string>(std::to_string(4 + t)));
+    }
+    // Task 0 of a sharing step says so (verbose note).
+    StepBinding shared(constrained_setup(node, step, "0,1,2,3", "closest", 4), node);
+    TaskAction first =
+        shared.task(0, env_of({{"SLURMD_TRES_BIND", "gpu:per_task:1"}, {"CUDA_VISIBLE_DEVICES", "0"}}), nullptr, 4);
+    bool said = false;
+    for (const auto& n : first.notes) said = said || n.find("allow-task-sharing") != std::string::npos;
+    CHECK(said);
 }

@@ -2,11 +2,15 @@
 // NVML library for the driver, a fake sysfs tree for NIC ports.
 #include <catch2/catch.hpp>
 
+#include <stdlib.h>
+
 #include <filesystem>
 #include <fstream>
 
 #include "tests/unit/nvml_fake.hpp"
 #include "topo/doctor.hpp"
+#include "topo/mnnvl.hpp"
+#include "topo/sources/nvml_source.hpp"
 #include "topo/sources/topology_loader.hpp"
 
 using namespace gputopo;
@@ -199,4 +203,124 @@ TEST_CASE("doctor --topology offline: no NVML library is a SKIP, unknown NIC por
     live.base = load_topology_file(in.base_topology_file);
     live.base_topology_file.clear();
     CHECK(status(run_doctor(live), "nvml") == CheckStatus::Fail);
+}
+
+namespace {
+
+// A fake IMEX channel directory: channel0 present (a regular file: nothing refuses it), or none.
+std::string imex_dir(bool with_channel) {
+    char tmpl[] = "/tmp/gputopo-imex-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    if (with_channel) std::ofstream(std::string(tmpl) + "/channel0") << "";
+    return tmpl;
+}
+
+DoctorInputs mnnvl_inputs(const std::string& dir) {
+    DoctorInputs in = inputs(kGb300, false);
+    in.mnnvl = true;
+    in.imex_dir = dir;
+    return in;
+}
+
+}  // namespace
+
+TEST_CASE("doctor --mnnvl: NCCL's multi-node NVLink prerequisites on fake GB300 trays", "[doctor][mnnvl]") {
+    const std::string ok_dir = imex_dir(true), empty_dir = imex_dir(false);
+    SECTION("v3 fabric info, healthy, IMEX channel present: ready") {
+        FakeNvmlScenario sc("gb300-tray0.nvml");
+        DoctorReport r = run_doctor(mnnvl_inputs(ok_dir));
+        INFO(doctor_table(r));
+        CHECK(status(r, "mnnvl") == CheckStatus::Ok);
+        CHECK(mentions(r, "mnnvl", "8c4a9f2e-11d3-4b7a-9c55-0a1b2c3d4e5f/32766"));
+        CHECK(r.ok());
+        // Without --mnnvl there is no such check.
+        DoctorInputs plain = inputs(kGb300, false);
+        CHECK(run_doctor(plain).check("mnnvl") == nullptr);
+    }
+    SECTION("no IMEX channel: NCCL falls back to the network, and the fix is named") {
+        FakeNvmlScenario sc("gb300-tray0.nvml");
+        DoctorReport r = run_doctor(mnnvl_inputs(empty_dir));
+        CHECK(status(r, "mnnvl") == CheckStatus::Fail);
+        CHECK(mentions(r, "mnnvl", "no IMEX channel in " + empty_dir));
+        CHECK(mentions(r, "mnnvl", "switch/nvidia_imex"));
+        DoctorReport gone = run_doctor(mnnvl_inputs(empty_dir + "/none"));
+        CHECK(mentions(gone, "mnnvl", "no IMEX channel"));
+    }
+    SECTION("NCCL_CUMEM_ENABLE=0 / NCCL_MNNVL_ENABLE=0 in the environment: a warning each") {
+        FakeNvmlScenario sc("gb300-tray0.nvml");
+        DoctorInputs in = mnnvl_inputs(ok_dir);
+        in.nccl_cumem_enable = "0";
+        in.nccl_mnnvl_enable = "0";
+        DoctorReport r = run_doctor(in);
+        CHECK(status(r, "mnnvl") == CheckStatus::Warn);
+        CHECK(mentions(r, "mnnvl", "NCCL_CUMEM_ENABLE=0 in the environment: NCCL turns cuMem off"));
+        CHECK(mentions(r, "mnnvl", "NCCL_MNNVL_ENABLE=0"));
+        in.nccl_cumem_enable = "1";
+        in.nccl_mnnvl_enable.reset();
+        CHECK(status(run_doctor(in), "mnnvl") == CheckStatus::Ok);
+    }
+    SECTION("v2 driver: v3 refused, v2 read; a degraded-bandwidth mask fails") {
+        FakeNvmlScenario sc("gb300-fabric-v2.nvml");
+        DoctorReport r = run_doctor(mnnvl_inputs(ok_dir));
+        INFO(doctor_table(r));
+        CHECK(status(r, "mnnvl") == CheckStatus::Fail);
+        CHECK(mentions(r, "mnnvl", "GPU 0009:06:00.0: fabric health: degraded bandwidth"));
+        CHECK_FALSE(mentions(r, "mnnvl", "GPU 0008:06:00.0"));
+        NvmlSnapshot s = read_nvml(gputopo_test::fake_nvml_library());
+        REQUIRE(s.gpus.size() == 4);
+        CHECK(s.gpus[0].fabric_version == 2);
+        CHECK(s.gpus[1].fabric_health_mask == 1);
+        CHECK(s.gpus[1].fabric_health_summary == -1);
+        CHECK(s.gpus[0].fabric_clique == 32766);
+    }
+    SECTION("v1 driver (no versioned call): state and clique, no health mask") {
+        FakeNvmlScenario sc("gb300-fabric-v1.nvml");
+        NvmlSnapshot s = read_nvml(gputopo_test::fake_nvml_library());
+        REQUIRE(s.gpus.size() == 4);
+        CHECK(s.gpus[0].fabric_version == 1);
+        CHECK(s.gpus[0].fabric_health_mask == -1);
+        CHECK(s.gpus[0].fabric_cluster_uuid == "8c4a9f2e-11d3-4b7a-9c55-0a1b2c3d4e5f");
+        CHECK(status(run_doctor(mnnvl_inputs(ok_dir)), "mnnvl") == CheckStatus::Ok);
+    }
+    SECTION("degraded (v3): route recovery and limited capacity; registration in progress") {
+        FakeNvmlScenario sc("gb300-fabric-degraded.nvml");
+        NvmlSnapshot s = read_nvml(gputopo_test::fake_nvml_library());
+        REQUIRE(s.gpus.size() == 4);
+        CHECK(s.gpus[1].fabric_version == 3);
+        CHECK(s.gpus[1].fabric_health_summary == 3);
+        DoctorReport r = run_doctor(mnnvl_inputs(ok_dir));
+        INFO(doctor_table(r));
+        CHECK(status(r, "mnnvl") == CheckStatus::Fail);
+        CHECK(mentions(r, "mnnvl", "GPU 0009:06:00.0: fabric health: route recovery in progress"));
+        CHECK(mentions(r, "mnnvl", "GPU 0009:06:00.0: fabric health summary limited capacity"));
+        CHECK(mentions(r, "mnnvl", "GPU 0018:06:00.0: NVLink fabric registration not complete (state 2)"));
+    }
+    SECTION("the sentinel clique 32766 in two racks: agreement is on (ClusterUUID, clique)") {
+        FakeNvmlScenario sc("gb300-rack2-tray0.nvml");
+        DoctorInputs in = mnnvl_inputs(ok_dir);
+        in.peers = {"8c4a9f2e-11d3-4b7a-9c55-0a1b2c3d4e5f/32766"};  // a tray of the first rack
+        DoctorReport r = run_doctor(in);
+        CHECK(status(r, "mnnvl") == CheckStatus::Fail);
+        CHECK(mentions(r, "mnnvl", "clique 5d1e7a30-2b44-4c8e-8f10-9a8b7c6d5e4f/32766 differs from another node's "
+                                   "8c4a9f2e-11d3-4b7a-9c55-0a1b2c3d4e5f/32766"));
+        in.peers = {"5d1e7a30-2b44-4c8e-8f10-9a8b7c6d5e4f/32766"};  // a tray of its own rack
+        CHECK(status(run_doctor(in), "mnnvl") == CheckStatus::Ok);
+    }
+    SECTION("a node without a multi-node fabric: skipped") {
+        FakeNvmlScenario sc("hgx-h200-nvswitch.nvml");
+        DoctorInputs in = inputs(kH200, false);
+        in.mnnvl = true;
+        in.imex_dir = empty_dir;
+        CHECK(status(run_doctor(in), "mnnvl") == CheckStatus::Skip);
+    }
+    fs::remove_all(ok_dir);
+    fs::remove_all(empty_dir);
+}
+
+TEST_CASE("fabric health mask: each 2-bit condition that holds is named", "[doctor][mnnvl]") {
+    CHECK(fabric_health_problems(0).empty());
+    CHECK(fabric_health_problems(-1).empty());
+    CHECK(fabric_health_problems(0xAA).empty());  // every field FALSE (2)
+    CHECK(fabric_health_problems(0x1) == std::vector<std::string>{"degraded bandwidth"});
+    CHECK(fabric_health_problems(0x4 | 0x10 | 0x40).size() == 3);
 }

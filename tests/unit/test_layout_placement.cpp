@@ -626,6 +626,12 @@ local got = table.concat({
     submit("island,tp=8,pp=2", { min_nodes = 36, ntasks_per_node = 4, segment_size = 6 }),
     submit("island,verbose", { min_nodes = 4, segment_size = 0 }),
     submit("island,tp=8,pp=4", { min_nodes = 36, ntasks_per_node = 4 }),
+    submit("island", { min_nodes = 32, ntasks_per_node = 4, segment_size = 0 }),
+    submit("island", { min_nodes = 36, ntasks_per_node = 4, segment_size = 0 }),
+    submit("island", { min_nodes = 8, ntasks_per_node = 4, segment_size = 0 }),
+    submit("island", { min_nodes = 12, segment_size = 0 }),
+    submit("island", { min_nodes = 6, ntasks_per_node = 4, segment_size = 0 }),
+    submit("island", { min_nodes = 32, ntasks_per_node = 4 }),
 }, " ")
 return got .. "|" .. logs[#logs])";
     const std::string out = gputopo_test::run_lua(harness);
@@ -649,11 +655,23 @@ return got .. "|" .. logs[#logs])";
     // GPUTOPO_GPUS_PER_NODE = 4 without --ntasks-per-node (unset or NO_VAL16); no -N (NO_VAL):
     // no segment; the user's own kept; no layout: nothing (no --switches with blocks either);
     // a Slurm without segment_size in job_submit/lua: nothing set, the log names the value.
+    // No layout on NVL72 racks (18-node blocks, issue 32): NVIDIA's sizes, 16 nodes for 128+ GPUs,
+    // 4 for 32-127, 1 below, as the largest divisor of the job's nodes at most that.
+    auto nvl72 = [](uint64_t nodes, uint64_t gpn) -> std::string {
+        const uint64_t gpus = nodes * gpn, want = gpus >= 128 ? 16 : gpus >= 32 ? 4 : 1;
+        for (uint64_t s = want; s >= 1; --s)
+            if (nodes % s == 0) return std::to_string(s);
+        return "nil";
+    };
     std::string want = segment(8, 4, 36) + "/nil " + segment(8, 4, 20) + "/nil " + segment(64, 4, 32) + "/nil " +
-                       segment(8, 4, 12) + "/nil " + segment(8, 4, 12) + "/nil 0/nil 0/nil 0/nil 6/nil 0/nil nil/nil";
+                       segment(8, 4, 12) + "/nil " + segment(8, 4, 12) + "/nil 0/nil 0/nil 0/nil 6/nil " +
+                       nvl72(4, 4) + "/nil nil/nil " + nvl72(32, 4) + "/nil " + nvl72(36, 4) + "/nil " + nvl72(8, 4) +
+                       "/nil " + nvl72(12, 4) + "/nil " + nvl72(6, 4) + "/nil nil/nil";
     CHECK(got == want);
+    CHECK(got.find("1/nil nil/nil 16/nil 12/nil 4/nil 4/nil 1/nil nil/nil") != std::string::npos);
     CHECK(want.rfind("18/nil 10/nil 16/nil 12/nil 12/nil", 0) == 0);  // the rule's answers, for the reader
-    CHECK(last_log.find("cannot set --segment (26.05+): submit with --segment=18 (blocks of 18 nodes)") != std::string::npos);
+    CHECK(last_log.find("cannot set --segment (26.05+): submit with --segment=16 (blocks of 18 nodes) to keep every segment") !=
+          std::string::npos);
 }
 
 TEST_CASE("layout placement: a model whose pipeline traffic dominates keeps whole pipelines together", "[layout]") {

@@ -1,6 +1,7 @@
 // Island-ordered ranks: every task computes the same global order alone.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -10,6 +11,9 @@
 
 #include <unistd.h>
 
+#include "spank/framework_task.hpp"
+#include "step/framework_env.hpp"
+#include "step/slurm_rank_order.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/fabric/island_sources.hpp"
@@ -421,4 +425,120 @@ TEST_CASE("rankorder: launcher --rank-order=island sets RANK from GPUTOPO_RANK o
     apply_island_rank(wanted, r.rank);
     CHECK(wanted[0].value == "3");
     CHECK(wanted[0].user_wins);
+}
+
+namespace {
+
+// Slurm 26.05, topology/block with blocks b1=n[2,4], b2=n[1,3] (listed out of name order): ranks follow
+// the blocks, 2 per node: n2 0-1, n4 2-3, n1 4-5, n3 6-7; SLURM_NODEID and the node list stay in name order.
+IslandMap blocks_out_of_order() {
+    IslandMap m;
+    m.add("b1", Hostlist::parse("n[2,4]"), IslandSource::TopologyBlock, "topology.conf:1");
+    m.add("b2", Hostlist::parse("n[1,3]"), IslandSource::TopologyBlock, "topology.conf:2");
+    m.seal();
+    return m;
+}
+
+std::map<std::string, std::string> task_env(int nodeid, int procid, int localid) {
+    return {{"SLURM_STEP_NODELIST", "n[1-4]"}, {"SLURM_STEP_TASKS_PER_NODE", "2(x4)"},
+            {"SLURM_NODEID", std::to_string(nodeid)}, {"SLURM_PROCID", std::to_string(procid)},
+            {"SLURM_LOCALID", std::to_string(localid)}, {"SLURM_STEP_NUM_TASKS", "8"},
+            {"SLURM_STEP_NUM_NODES", "4"}, {"SLURM_JOB_ID", "9"}, {"SLURM_STEP_ID", "0"}};
+}
+
+step::Getenv getenv_of(const std::map<std::string, std::string>& m) {
+    return [m](const std::string& n) -> std::optional<std::string> {
+        auto it = m.find(n);
+        if (it == m.end()) return std::nullopt;
+        return it->second;
+    };
+}
+
+}  // namespace
+
+TEST_CASE("Slurm's rank order: the node of rank 0 and each node's GROUP_RANK from the ranks it holds",
+          "[rank_order][slurm-order]") {
+    const IslandMap blocks = blocks_out_of_order();
+    // node name -> (SLURM_NODEID, lowest rank, position in rank order)
+    const std::map<std::string, std::array<int, 3>> placed = {
+        {"n1", {0, 4, 2}}, {"n2", {1, 0, 0}}, {"n3", {2, 6, 3}}, {"n4", {3, 2, 1}}};
+    for (const auto& [name, p] : placed) {
+        INFO(name);
+        for (bool prefer : {true, false}) {
+            const auto env = task_env(p[0], p[1] + 1, 1);
+            const step::SlurmNodeOrder o = step::step_node_order(getenv_of(env), static_cast<uint64_t>(p[1]), &blocks, prefer);
+            CHECK(o.rank0_node == "n2");
+            CHECK(o.node_rank == p[2]);
+            CHECK(o.order == "topology");
+        }
+        // Without Slurm's topology at hand (launcher, plugin before 26.05): GROUP_RANK still from the ranks.
+        const auto env = task_env(p[0], p[1] + 1, 1);
+        CHECK(step::node_rank_from_ranks(getenv_of(env)) == p[2]);
+        // The plugin's framework variables: RANK = GROUP_RANK x LOCAL_WORLD_SIZE + LOCAL_RANK, as torchrun's.
+        spank::FrameworkTask f = spank::framework_for_task(getenv_of(env), {}, "n2");
+        std::map<std::string, std::string> set;
+        for (const auto& v : f.set) set[v.name] = v.value;
+        CHECK(set["GROUP_RANK"] == std::to_string(p[2]));
+        CHECK(set["NODE_RANK"] == std::to_string(p[2]));
+        CHECK(std::stoi(set["RANK"]) == std::stoi(set["GROUP_RANK"]) * std::stoi(set["LOCAL_WORLD_SIZE"]) +
+                                           std::stoi(set["LOCAL_RANK"]));
+        CHECK(set["MASTER_ADDR"] == "n2");
+    }
+    // Name order (22.05-25.11, or CR_NO_DIST_TOPO_BLOCK): n1 holds 0-1, as SLURM_NODEID says.
+    for (int node = 0; node < 4; ++node) {
+        const auto env = task_env(node, 2 * node, 0);
+        const step::SlurmNodeOrder o = step::step_node_order(getenv_of(env), static_cast<uint64_t>(2 * node), &blocks, false);
+        CHECK(o.rank0_node == "n1");
+        CHECK(o.node_rank == node);
+        CHECK(o.order == "node list");
+        CHECK(step::node_rank_from_ranks(getenv_of(env)) == node);
+    }
+    // A node whose place fits both orders (n1 first in both: blocks b1=n[1,3], b2=n[2,4]): the
+    // release's default decides, and both say n1 holds rank 0.
+    IslandMap same;
+    same.add("b1", Hostlist::parse("n[1,3]"), IslandSource::TopologyBlock, "t:1");
+    same.add("b2", Hostlist::parse("n[2,4]"), IslandSource::TopologyBlock, "t:2");
+    same.seal();
+    CHECK(step::step_node_order(getenv_of(task_env(0, 0, 0)), 0, &same, true).rank0_node == "n1");
+    // Ranks that fit neither order (-m cyclic): unknown, the caller keeps the node list's first.
+    CHECK(step::step_node_order(getenv_of(task_env(1, 1, 0)), 1, &blocks, true).rank0_node.empty());
+    // Uneven nodes, an order that does not fit: GROUP_RANK is left out rather than taken from SLURM_NODEID.
+    auto uneven = task_env(1, 0, 0);
+    uneven["SLURM_STEP_TASKS_PER_NODE"] = "3,2(x3)";
+    CHECK(step::node_rank_from_ranks(getenv_of(uneven)) == -1);
+}
+
+TEST_CASE("island mode keeps Slurm's ranks where Slurm's order is island by island already", "[rank_order][slurm-order]") {
+    const IslandMap blocks = blocks_out_of_order();  // Slurm's: b1=n[2,4], b2=n[1,3]
+    const auto env = task_env(1, 0, 0);              // n2 holds ranks 0-1: topology order
+    const step::SlurmNodeOrder o = step::step_node_order(getenv_of(env), 0, &blocks, true);
+    REQUIRE(o.order == "topology");
+    // Island mode over Slurm's own blocks (no islands=): the same islands, one run each.
+    CHECK(step::slurm_order_keeps_islands(getenv_of(env), o, blocks, blocks));
+    // gputopo.conf islands that Slurm's blocks also keep together (one island per node pair as
+    // the blocks, named otherwise; a node no island names is alone).
+    IslandMap racks;
+    racks.add("rackA", Hostlist::parse("n[2,4]"), IslandSource::GputopoConf, "gputopo.conf:1");
+    racks.add("rackB", Hostlist::parse("n1"), IslandSource::GputopoConf, "gputopo.conf:2");
+    racks.seal();
+    CHECK(step::slurm_order_keeps_islands(getenv_of(env), o, blocks, racks));
+    // Islands across Slurm's blocks (n1 with n2): Slurm's order splits them; island order stands.
+    IslandMap across;
+    across.add("x", Hostlist::parse("n[1-2]"), IslandSource::GputopoConf, "gputopo.conf:1");
+    across.add("y", Hostlist::parse("n[3-4]"), IslandSource::GputopoConf, "gputopo.conf:2");
+    across.seal();
+    CHECK_FALSE(step::slurm_order_keeps_islands(getenv_of(env), o, blocks, across));
+    // Name order (before 26.05, or a node whose ranks fit only it): island order stands.
+    const auto named = task_env(0, 0, 0);
+    const step::SlurmNodeOrder by_name = step::step_node_order(getenv_of(named), 0, &blocks, false);
+    REQUIRE(by_name.order == "node list");
+    CHECK_FALSE(step::slurm_order_keeps_islands(getenv_of(named), by_name, blocks, blocks));
+}
+
+TEST_CASE("the lowest rank on a task's node: SLURM_PROCID - SLURM_LOCALID, range-checked", "[rank_order][slurm-order]") {
+    CHECK(step::node_first_rank(getenv_of({{"SLURM_PROCID", "5"}, {"SLURM_LOCALID", "1"}})) == std::optional<uint64_t>(4));
+    CHECK_FALSE(step::node_first_rank(getenv_of({{"SLURM_PROCID", "1"}, {"SLURM_LOCALID", "2"}})));
+    CHECK_FALSE(step::node_first_rank(getenv_of({{"SLURM_PROCID", "x"}, {"SLURM_LOCALID", "0"}})));
+    CHECK_FALSE(step::node_first_rank(getenv_of({{"SLURM_PROCID", "1234567890"}, {"SLURM_LOCALID", "0"}})));
+    CHECK_FALSE(step::node_first_rank(getenv_of({{"SLURM_LOCALID", "0"}})));
 }

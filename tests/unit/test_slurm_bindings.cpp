@@ -687,3 +687,59 @@ TEST_CASE("the GPUs Slurm gave a task: SLURM_STEP_GPUS, or narrower visible devi
     // --gpu-bind=none on 22.05: Slurm sets neither.
     CHECK(task_gpus_from_slurm(env_of({}), step).empty());
 }
+
+// Slurm 26.05 gres.conf Flags=env_uuid: whole GPUs named by UUID in CUDA_VISIBLE_DEVICES. UUIDs stay
+// UUIDs, and share and isolate hold as they do for indices: share, every step GPU's UUID (position
+// = local task id holds that task's GPU) even where Slurm narrowed the task to its own (--gpus-per-task
+// without a cgroup of its own); isolate, the task's own UUID alone even where Slurm gave every task all.
+TEST_CASE("env_uuid: share and isolate hold with GPU UUIDs", "[slurm-uuid][env-uuid]") {
+    Node node = h200_with_mig();
+    std::vector<std::string> uuids;
+    for (const Gpu& g : node.gpus) uuids.push_back(g.uuid);
+    REQUIRE(uuids.size() == 8);
+    const std::string all4 = uuids[0] + "," + uuids[1] + "," + uuids[2] + "," + uuids[3];
+    const Getenv step_env = env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}, {"CUDA_VISIBLE_DEVICES", all4}});
+    auto uuid_of_task = [&](const StepBinding& sb, int t) {
+        return uuids[static_cast<size_t>(sb.plan().tasks[static_cast<size_t>(t)].gpus.at(0))];
+    };
+    SECTION("share, --gpus-per-task=1, no per-task cgroup: all four UUIDs, the task's at its position") {
+        for (const char* opts : {"closest,share", "closest"}) {
+            const StepBinding sb = binding_of(node, step_env, opts, 4, false, "n1");
+            for (int t = 0; t < 4; ++t) {
+                INFO(opts << " task " << t);
+                TaskAction a = sb.task(t, env_of({{"CUDA_VISIBLE_DEVICES", uuids[static_cast<size_t>(t)]},
+                                                  {"SLURMD_TRES_BIND", "gpu:per_task:1"}}));
+                const std::vector<std::string> seen = split_device_uuids(set_of(a)["CUDA_VISIBLE_DEVICES"]);
+                CHECK(seen.size() == 4);
+                CHECK(std::set<std::string>(seen.begin(), seen.end()).size() == 4);
+                REQUIRE(seen.size() > static_cast<size_t>(t));
+                CHECK(seen[static_cast<size_t>(t)] == uuid_of_task(sb, t));
+            }
+        }
+    }
+    SECTION("isolate, --gpus-per-node=4: the task's own UUID alone") {
+        const StepBinding sb = binding_of(node, step_env, "closest,isolate", 4, false, "n1");
+        for (int t = 0; t < 4; ++t) {
+            TaskAction a = sb.task(t, env_of({{"CUDA_VISIBLE_DEVICES", all4}}));
+            CHECK(set_of(a)["CUDA_VISIBLE_DEVICES"] == uuid_of_task(sb, t));
+        }
+    }
+    SECTION("ConstrainDevices: a per-task cgroup keeps the task's UUID; allow-task-sharing opens the step's") {
+        StepSetup setup;
+        setup.env = step_env;
+        setup.options = parse_gpu_topo("closest,share");
+        setup.node_name = "n1";
+        setup.local_tasks = 4;
+        setup.affinity = node.cpus;
+        setup.devices_constrained = true;
+        const StepBinding sb(setup, node);
+        const Getenv task1 =
+            env_of({{"CUDA_VISIBLE_DEVICES", uuids[1]}, {"SLURMD_TRES_BIND", "gpu:per_task:1"}});
+        CHECK(set_of(sb.task(1, task1, nullptr, 1))["CUDA_VISIBLE_DEVICES"] == uuids[1]);
+        CHECK(set_of(sb.task(1, task1))["CUDA_VISIBLE_DEVICES"] == uuids[1]);
+        const std::vector<std::string> shared = split_device_uuids(set_of(sb.task(1, task1, nullptr, 4))["CUDA_VISIBLE_DEVICES"]);
+        CHECK(shared.size() == 4);
+        REQUIRE(shared.size() > 1);
+        CHECK(shared[1] == uuid_of_task(sb, 1));
+    }
+}

@@ -38,6 +38,9 @@ inline constexpr const char* kNcclIbHca = "NCCL_IB_HCA";
 inline constexpr const char* kNcclIbGidIndex = "NCCL_IB_GID_INDEX";
 inline constexpr const char* kNcclSocketIfname = "NCCL_SOCKET_IFNAME";
 inline constexpr const char* kNcclTopoFile = "NCCL_TOPO_FILE";
+inline constexpr const char* kNcclCumemEnable = "NCCL_CUMEM_ENABLE";  // read: 0 turns multi-node NVLink off (topo/mnnvl.hpp)
+inline constexpr const char* kNcclMnnvlEnable = "NCCL_MNNVL_ENABLE";  // read: 0 turns multi-node NVLink off
+inline constexpr const char* kImexChannelsDirVar = "GPUTOPO_IMEX_CHANNELS";  // read: the IMEX channel directory a step checks (tests)
 inline constexpr const char* kUcxNetDevices = "UCX_NET_DEVICES";
 inline constexpr const char* kNcclConfFile = "NCCL_CONF_FILE";  // read: the user's NCCL configuration file
 // OpenMP placement from the task's CPUs (topo/plan/omp_env.hpp).

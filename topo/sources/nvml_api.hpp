@@ -135,6 +135,26 @@ typedef struct {
 // NVML_STRUCT_VERSION(GpuFabricInfo, 2)
 #define GPUTOPO_NVML_GPU_FABRIC_INFO_V2 ((unsigned int)(sizeof(nvmlGpuFabricInfo_v2_t) | (2U << 24U)))
 
+// nvmlGpuFabricInfo_v3 (r560+; nvmlGpuFabricInfoV_t): v2 plus a health summary.
+typedef struct {
+    unsigned int version;
+    unsigned char clusterUuid[GPUTOPO_NVML_GPU_FABRIC_UUID_LEN];
+    nvmlReturn_t status;
+    unsigned int cliqueId;
+    nvmlGpuFabricState_t state;
+    unsigned int healthMask;
+    unsigned char healthSummary;
+} nvmlGpuFabricInfo_v3_t;
+#define GPUTOPO_NVML_GPU_FABRIC_INFO_V3 ((unsigned int)(sizeof(nvmlGpuFabricInfo_v3_t) | (3U << 24U)))
+
+// healthMask: 2-bit fields, each NOT_SUPPORTED 0, TRUE 1 (the condition holds), FALSE 2.
+#define GPUTOPO_NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW 0
+#define GPUTOPO_NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY 2
+#define GPUTOPO_NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY 4
+#define GPUTOPO_NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY 6
+// healthSummary (v3): NOT_SUPPORTED 0, HEALTHY 1, UNHEALTHY 2, LIMITED_CAPACITY 3.
+#define GPUTOPO_NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY 1
+
 // Function pointer types, one per symbol looked up.
 typedef nvmlReturn_t (*nvmlInit_v2_fn)(void);
 typedef nvmlReturn_t (*nvmlShutdown_fn)(void);
@@ -164,7 +184,7 @@ typedef nvmlReturn_t (*nvmlDeviceGetNvLinkErrorCounter_fn)(nvmlDevice_t device, 
                                                             nvmlNvLinkErrorCounter_t counter,
                                                             unsigned long long* value);
 typedef nvmlReturn_t (*nvmlDeviceGetGpuFabricInfo_fn)(nvmlDevice_t device, nvmlGpuFabricInfo_t* info);
-typedef nvmlReturn_t (*nvmlDeviceGetGpuFabricInfoV_fn)(nvmlDevice_t device, nvmlGpuFabricInfo_v2_t* info);
+typedef nvmlReturn_t (*nvmlDeviceGetGpuFabricInfoV_fn)(nvmlDevice_t device, void* info);  // v2 or v3, by its version
 typedef nvmlReturn_t (*nvmlDeviceGetTotalEccErrors_fn)(nvmlDevice_t device, nvmlMemoryErrorType_t errorType,
                                                         nvmlEccCounterType_t counterType,
                                                         unsigned long long* eccCounts);
@@ -193,3 +213,5 @@ static_assert(offsetof(nvmlGpuFabricInfo_t, state) == 24, "nvmlGpuFabricInfo_t.s
 static_assert(sizeof(nvmlGpuFabricInfo_v2_t) == 36, "nvmlGpuFabricInfo_v2_t: 4 + 16 + 4 + 4 + 1 (+3) + 4");
 static_assert(offsetof(nvmlGpuFabricInfo_v2_t, cliqueId) == 24, "nvmlGpuFabricInfo_v2_t.cliqueId");
 static_assert(offsetof(nvmlGpuFabricInfo_v2_t, healthMask) == 32, "nvmlGpuFabricInfo_v2_t.healthMask");
+static_assert(sizeof(nvmlGpuFabricInfo_v3_t) == 40, "nvmlGpuFabricInfo_v3_t: v2 + 1 (+3)");
+static_assert(GPUTOPO_NVML_GPU_FABRIC_INFO_V3 == 0x3000028U, "nvmlGpuFabricInfo_v3");

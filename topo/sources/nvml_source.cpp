@@ -206,32 +206,44 @@ void read_links(const Api& api, nvmlDevice_t dev, NvmlGpuInfo& g) {
     }
 }
 
+// The fields v1, v2 and v3 share, into `g`.
+template <typename Info>
+void take_fabric(const Info& info, int version, NvmlGpuInfo& g) {
+    g.fabric_version = version;
+    g.fabric_state = info.state;
+    g.fabric_status = static_cast<int>(info.status);
+    if (info.state == GPUTOPO_NVML_GPU_FABRIC_STATE_COMPLETED && info.status == NVML_SUCCESS) {
+        g.fabric_cluster_uuid = format_uuid(info.clusterUuid);
+        if (!g.fabric_cluster_uuid.empty()) g.fabric_clique = static_cast<int>(info.cliqueId);
+    }
+}
+
+// nvmlDeviceGetGpuFabricInfoV with v3 (health summary), else v2 (an older
+// driver answers ARGUMENT_VERSION_MISMATCH), else the unversioned call.
 void read_fabric(const Api& api, nvmlDevice_t dev, NvmlGpuInfo& g) {
     if (api.fabric_v) {
+        nvmlGpuFabricInfo_v3_t v3;
+        std::memset(&v3, 0, sizeof v3);
+        v3.version = GPUTOPO_NVML_GPU_FABRIC_INFO_V3;
+        if (api.fabric_v(dev, &v3) == NVML_SUCCESS) {
+            take_fabric(v3, 3, g);
+            g.fabric_health_mask = v3.healthMask;
+            g.fabric_health_summary = v3.healthSummary;
+            return;
+        }
         nvmlGpuFabricInfo_v2_t info;
         std::memset(&info, 0, sizeof info);
         info.version = GPUTOPO_NVML_GPU_FABRIC_INFO_V2;
         if (api.fabric_v(dev, &info) == NVML_SUCCESS) {
-            g.fabric_state = info.state;
-            g.fabric_status = static_cast<int>(info.status);
-            if (info.state == GPUTOPO_NVML_GPU_FABRIC_STATE_COMPLETED && info.status == NVML_SUCCESS) {
-                g.fabric_cluster_uuid = format_uuid(info.clusterUuid);
-                if (!g.fabric_cluster_uuid.empty()) g.fabric_clique = static_cast<int>(info.cliqueId);
-            }
+            take_fabric(info, 2, g);
+            g.fabric_health_mask = info.healthMask;
             return;
         }
     }
     if (api.fabric) {
         nvmlGpuFabricInfo_t info;
         std::memset(&info, 0, sizeof info);
-        if (api.fabric(dev, &info) == NVML_SUCCESS) {
-            g.fabric_state = info.state;
-            g.fabric_status = static_cast<int>(info.status);
-            if (info.state == GPUTOPO_NVML_GPU_FABRIC_STATE_COMPLETED && info.status == NVML_SUCCESS) {
-                g.fabric_cluster_uuid = format_uuid(info.clusterUuid);
-                if (!g.fabric_cluster_uuid.empty()) g.fabric_clique = static_cast<int>(info.cliqueId);
-            }
-        }
+        if (api.fabric(dev, &info) == NVML_SUCCESS) take_fabric(info, 1, g);
     }
 }
 

@@ -60,6 +60,9 @@ struct NvmlGpuInfo {
     int fabric_status = -1;       // nvmlReturn_t of the probe, when completed
     std::string fabric_cluster_uuid;  // canonical 8-4-4-4-12 lowercase hex
     int fabric_clique = -1;
+    int fabric_version = 0;       // the nvmlGpuFabricInfo version read: 3, 2, 1 (the old call); 0 none
+    long fabric_health_mask = -1; // healthMask (v2+), -1 unknown
+    int fabric_health_summary = -1;  // healthSummary (v3), -1 unknown
     NvmlHealth health;
     std::vector<std::string> errors;  // per-GPU NVML failures worth reporting
 };

@@ -46,6 +46,9 @@ struct FakeGpu {
     unsigned clique = 0;
     unsigned char fabric_state = GPUTOPO_NVML_GPU_FABRIC_STATE_COMPLETED;
     nvmlReturn_t fabric_status = NVML_SUCCESS;
+    unsigned health_mask = 0;      // fabric_health_mask=
+    unsigned char health_summary = 1;  // fabric_health_summary= (v3; 1 healthy)
+    int fabric_version = 3;        // fabric_version=: the newest struct this driver knows (1: no V call)
 };
 
 struct FakeState {
@@ -151,6 +154,9 @@ bool load_fixture(const std::string& path) {
                     else if (k == "fabric_clique") g.clique = static_cast<unsigned>(std::stoul(v));
                     else if (k == "fabric_state") g.fabric_state = static_cast<unsigned char>(std::stoul(v));
                     else if (k == "fabric_status") g.fabric_status = static_cast<nvmlReturn_t>(std::stoi(v));
+                    else if (k == "fabric_health_mask") g.health_mask = static_cast<unsigned>(std::stoul(v, nullptr, 0));
+                    else if (k == "fabric_health_summary") g.health_summary = static_cast<unsigned char>(std::stoul(v));
+                    else if (k == "fabric_version") g.fabric_version = std::stoi(v);
                     else g.values[k] = std::stoull(v);
                 }
                 st.gpus.push_back(g);
@@ -464,17 +470,23 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpu
     return NVML_SUCCESS;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_v2_t* info) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, void* arg) {
     DEVICE_OR_FAIL("nvmlDeviceGetGpuFabricInfoV");
-    if (!info) return NVML_ERROR_INVALID_ARGUMENT;
-    // The real library checks the caller's struct version; so does the fake.
-    if (info->version != GPUTOPO_NVML_GPU_FABRIC_INFO_V2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    if (!arg) return NVML_ERROR_INVALID_ARGUMENT;
+    // The real library checks the caller's struct version; so does the fake (a driver
+    // that knows only v2 refuses v3: fabric_version=2).
+    const unsigned version = *static_cast<unsigned*>(arg);
+    if (g->fabric_version < 2) return NVML_ERROR_NOT_SUPPORTED;
+    const bool v3 = version == GPUTOPO_NVML_GPU_FABRIC_INFO_V3 && g->fabric_version >= 3;
+    if (!v3 && version != GPUTOPO_NVML_GPU_FABRIC_INFO_V2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     if (!g->fabric) return NVML_ERROR_NOT_SUPPORTED;
+    auto* info = static_cast<nvmlGpuFabricInfo_v2_t*>(arg);  // v3 begins as v2
     std::memcpy(info->clusterUuid, g->cluster, sizeof info->clusterUuid);
     info->status = g->fabric_status;
     info->cliqueId = g->clique;
     info->state = g->fabric_state;
-    info->healthMask = 0;
+    info->healthMask = g->health_mask;
+    if (v3) static_cast<nvmlGpuFabricInfo_v3_t*>(arg)->healthSummary = g->health_summary;
     return NVML_SUCCESS;
 }
 
