@@ -38,6 +38,7 @@ rank = int(os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")))
 world = int(os.environ.get("WORLD_SIZE", os.environ.get("SLURM_NTASKS", "1")))
 attempt = gputopo_run.restart_count()
 os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+os.environ.setdefault("USE_LIBUV", "0")  # torch 2.4+'s TCPStore defaults to libuv, which Debian's build lacks
 os.environ.setdefault("MASTER_PORT", str(20000 + (int(os.environ.get("SLURM_JOB_ID", "0")) * 7 + attempt * 131) % 20000))
 
 
