@@ -199,6 +199,8 @@ $(READERS_PROXY): $(BUILD)/readers-dir.stamp
 $(READERS_PROXY): CPPFLAGS += -DGPUTOPO_READERS_DIR='"$(READERS_DIR)"'
 # Slurm's per-task GPU rule depends on the release (step/device_scope.hpp).
 $(call obj,step/device_scope.cpp): CPPFLAGS += $(if $(SLURM_VERSION_NUMBER),-DGPUTOPO_SLURM_VERSION_NUMBER=$(SLURM_VERSION_NUMBER)UL)
+# and so does the advice for ranks that share GPUs under per-task device cgroups (step/sharing_advice.hpp).
+$(call obj,step/sharing_advice.cpp): CPPFLAGS += $(if $(SLURM_VERSION_NUMBER),-DGPUTOPO_SLURM_VERSION_NUMBER=$(SLURM_VERSION_NUMBER)UL)
 .PHONY: FORCE
 
 $(FAKE_NVML): $(call obj,$(FAKE_NVML_SRC)) $(LIB)

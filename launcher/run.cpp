@@ -310,18 +310,19 @@ bool apply(const Options& opt, const RankInfo& ri, const Prepared& p, EventLog& 
     }
     if (p.binding.bound) {
         const step::TaskAction& a = p.binding.action;
-        std::string failed = step::apply_task(a);
-        // Where task/affinity bound the task, SLURM_CPU_BIND* say what replaced it.
-        if (failed.empty() && a.apply_affinity && std::getenv(env::kSlurmCpuBind))
+        const step::Applied applied = step::apply_task(a);
+        // Where task/affinity bound the task, SLURM_CPU_BIND* say what replaced it
+        // (the CPUs applied, even where the memory policy was not).
+        if (applied.cpus && std::getenv(env::kSlurmCpuBind))
             for (const auto& v : a.cpu_bind_vars) setenv(v.name.c_str(), v.value.c_str(), 1);
         for (const auto& w : a.warnings) say("gputopo: " + w);  // local task 0 only carries them
         if (opt.verbose || opt.gpu_topo.verbose) {
             for (const auto& n : a.notes) say("gputopo: " + n);
-            say("gputopo: " + a.verbose_line + (failed.empty() ? "" : " (affinity not applied: " + failed + ")"));
-        } else if (!failed.empty() && ri.place.local_id == 0) {
-            say("gputopo: " + ri.node + ": affinity not applied: " + failed);
+            say("gputopo: " + a.verbose_line + (applied.problem.empty() ? "" : " (" + applied.problem + ")"));
+        } else if (!applied.problem.empty() && ri.place.local_id == 0) {
+            say("gputopo: " + ri.node + ": " + applied.problem);
         }
-        if (std::string why = step::binding_failure(a, failed); strict && !why.empty()) {
+        if (std::string why = step::binding_failure(a, applied); strict && !why.empty()) {
             say("gputopo: " + ri.node + " rank " + std::to_string(ri.rank) + ": " + why + " (strict: the task fails)");
             return false;
         }
