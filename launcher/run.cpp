@@ -24,6 +24,7 @@
 #include "launcher/options/options.hpp"
 #include "launcher/ranks/rank_sources.hpp"
 #include "launcher/requeue/requeue.hpp"
+#include "launcher/requeue/requeue_asked.hpp"
 #include "launcher/failure/root_cause.hpp"
 #include "launcher/requeue/slurm_ctl.hpp"
 #include "launcher/child/supervisor.hpp"
@@ -528,7 +529,12 @@ void requeue_if_due(const Options& opt, const RankInfo& ri, const Classification
     RequeueInputs rq;
     rq.in_batch_job = info.known && info.batch;
     rq.requeue_allowed = info.requeue_allowed;
-    rq.requeue_asked = job_asked_requeue(info.comment, info.requeue_allowed, local_conf_value("JobRequeue"));
+    if (rq.in_batch_job && rq.requeue_allowed && !opt.requeue_explicit && retryable(c.cls, opt) && opt.requeue) {
+        const RequeueAsked asked = requeue_asked(job_id, info, real_getenv);
+        rq.requeue_asked = asked.asked;
+        if (!asked.asked) rq.asked_sources = asked.explain();
+        else log.write(Event("requeue_asked").add("by", asked.by));
+    }
     rq.restart_count = ri.restart_count;
     rq.node = ri.node;
     RequeueDecision d = decide_requeue(c, opt, rq);
