@@ -10,7 +10,8 @@
 #    [cpus_per_task] cover it);
 #  - the topology's NUMA node 1 does not exist on this host: a socket-1 task's CPUs are
 #    applied and said so, its memory policy is not and said so, SLURM_CPU_BIND stays true;
-#  - heterogeneous steps (srun A : B, A : B : C): every component bound, on its own node;
+#  - heterogeneous steps (srun A : B, A : B : C; plugin, and gputopo-launch alone): every
+#    component bound, on its own node;
 #  - share/island under per-task device cgroups: said once, with the release's way out;
 #  - requeue without gputopo's job_submit.lua: #SBATCH --requeue and SBATCH_REQUEUE are
 #    read and the job is requeued; sbatch --requeue on the command line is read from the
@@ -19,7 +20,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
-tap_plan 14
+tap_plan 15
 build=${1:-build}
 [ -n "${CLUSTER_BUILD:-}" ] && build=$CLUSTER_BUILD
 out=$(mktemp -d /tmp/gputopo-sockets.XXXXXX)
@@ -29,7 +30,7 @@ at_least() { [ "$(printf '%s\n%s\n' "$running" "$1" | sort -V | head -n 1)" = "$
     unset CLUSTER_DIR
     export GPUTOPO_CLUSTER_LAYOUT=sockets GPUTOPO_CLUSTER_JOB_SUBMIT=0 GPUTOPO_CLUSTER_TOPOLOGY=tree
     if ! cluster_start "$build" > "$out/start" 2>&1; then
-        for i in $(seq 1 14); do tap_not_ok "sockets layout: case $i" "the cluster did not start: $(tail -n 20 "$out/start")"; done
+        for i in $(seq 1 15); do tap_not_ok "sockets layout: case $i" "the cluster did not start: $(tail -n 20 "$out/start")"; done
         exit 1
     fi
     w=$CLUSTER_DIR/tmp
@@ -106,6 +107,11 @@ at_least() { [ "$(printf '%s\n%s\n' "$running" "$1" | sort -V | head -n 1)" = "$
         -w s2 -n1 --gpus=2 --gpu-topo=closest : -w s1 -n1 --gpus=1 --gpu-topo=closest
     het "heterogeneous step, 3 components (s3 : s1 : s2): all bound" s3 s1 s2 -- \
         -w s3 -n1 --gpus=1 --gpu-topo=closest : -w s1 -n1 --gpus=1 --gpu-topo=closest : -w s2 -n1 --gpus=1 --gpu-topo=closest
+
+    plugstack_set_line ""
+    het "heterogeneous step, gputopo-launch alone (s2 : s1): both bound" s2 s1 -- \
+        -w s2 -n1 --gpus=2 : -w s1 -n1 --gpus=1 "$CLUSTER_BUILD/gputopo-launch" --topology "$CLUSTER_DIR/topo/%n.xml" --
+    plugstack_default
 
     # 4. island under per-task device cgroups: once, with the release's way out.
     name="island under per-task device cgroups: said once per node, with the way Slurm $running has"
