@@ -130,8 +130,8 @@ RequeueAsked requeue_asked(const std::string& job_id, const JobInfo& info, const
         if (s.status == 0) line = submit_line_of(s.output);
         if (line.empty()) {
             CommandResult a = run({"sacct", "-n", "-P", "-X", "-j", job_id, "-o", "SubmitLine"}, 15);
-            std::string out = a.output.substr(0, a.output.find('\n'));
-            if (a.status == 0 && out.rfind("sbatch", 0) == 0) line = out;
+            std::string out = a.output.substr(0, a.output.find('\n'));  // argv[0] may be a path to sbatch
+            if (a.status == 0 && !out.empty() && out.find("sbatch") != std::string::npos) line = out;
             else why = "sacct: " + (a.status == 0 ? std::string("no SubmitLine") : first_line(a.output));
         }
     }

@@ -306,7 +306,7 @@ TEST_CASE("requeue asked: any source that says so; what was read when none does"
     }
     {  // The SubmitLine from sacct (accounting), older scontrol.
         FakeSlurm s;
-        s.sacct = {0, "sbatch --requeue job.sh\n"};
+        s.sacct = {0, "/usr/bin/sbatch --requeue job.sh\n"};
         CHECK(requeue_asked("7", info, none, "1", s.runner()).asked);
     }
     {  // SBATCH_REQUEUE in the batch environment.
