@@ -203,6 +203,8 @@ $(READERS_PROXY): CPPFLAGS += -DGPUTOPO_READERS_DIR='"$(READERS_DIR)"'
 $(call obj,step/device_scope.cpp): CPPFLAGS += $(if $(SLURM_VERSION_NUMBER),-DGPUTOPO_SLURM_VERSION_NUMBER=$(SLURM_VERSION_NUMBER)UL)
 # ... and so does its default task order (step/slurm_rank_order.hpp).
 $(call obj,step/slurm_rank_order.cpp): CPPFLAGS += $(if $(SLURM_VERSION_NUMBER),-DGPUTOPO_SLURM_VERSION_NUMBER=$(SLURM_VERSION_NUMBER)UL)
+# and so does the advice for ranks that share GPUs under per-task device cgroups (step/sharing_advice.hpp).
+$(call obj,step/sharing_advice.cpp): CPPFLAGS += $(if $(SLURM_VERSION_NUMBER),-DGPUTOPO_SLURM_VERSION_NUMBER=$(SLURM_VERSION_NUMBER)UL)
 .PHONY: FORCE
 
 $(FAKE_NVML): $(call obj,$(FAKE_NVML_SRC)) $(LIB)

@@ -24,6 +24,7 @@
 #include "launcher/options/options.hpp"
 #include "launcher/ranks/rank_sources.hpp"
 #include "launcher/requeue/requeue.hpp"
+#include "launcher/requeue/requeue_asked.hpp"
 #include "launcher/failure/root_cause.hpp"
 #include "launcher/requeue/slurm_ctl.hpp"
 #include "launcher/child/supervisor.hpp"
@@ -334,18 +335,19 @@ bool apply(const Options& opt, const RankInfo& ri, const Prepared& p, EventLog& 
     }
     if (p.binding.bound) {
         const step::TaskAction& a = p.binding.action;
-        std::string failed = step::apply_task(a);
-        // Where task/affinity bound the task, SLURM_CPU_BIND* say what replaced it.
-        if (failed.empty() && a.apply_affinity && std::getenv(env::kSlurmCpuBind))
+        const step::Applied applied = step::apply_task(a);
+        // Where task/affinity bound the task, SLURM_CPU_BIND* say what replaced it
+        // (the CPUs applied, even where the memory policy was not).
+        if (applied.cpus && std::getenv(env::kSlurmCpuBind))
             for (const auto& v : a.cpu_bind_vars) setenv(v.name.c_str(), v.value.c_str(), 1);
         for (const auto& w : a.warnings) say("gputopo: " + w);  // local task 0 only carries them
         if (opt.verbose || opt.gpu_topo.verbose) {
             for (const auto& n : a.notes) say("gputopo: " + n);
-            say("gputopo: " + a.verbose_line + (failed.empty() ? "" : " (affinity not applied: " + failed + ")"));
-        } else if (!failed.empty() && ri.place.local_id == 0) {
-            say("gputopo: " + ri.node + ": affinity not applied: " + failed);
+            say("gputopo: " + a.verbose_line + (applied.problem.empty() ? "" : " (" + applied.problem + ")"));
+        } else if (!applied.problem.empty() && ri.place.local_id == 0) {
+            say("gputopo: " + ri.node + ": " + applied.problem);
         }
-        if (std::string why = step::binding_failure(a, failed); strict && !why.empty()) {
+        if (std::string why = step::binding_failure(a, applied); strict && !why.empty()) {
             say("gputopo: " + ri.node + " rank " + std::to_string(ri.rank) + ": " + why + " (strict: the task fails)");
             return false;
         }
@@ -551,7 +553,12 @@ void requeue_if_due(const Options& opt, const RankInfo& ri, const Classification
     RequeueInputs rq;
     rq.in_batch_job = info.known && info.batch;
     rq.requeue_allowed = info.requeue_allowed;
-    rq.requeue_asked = job_asked_requeue(info.comment, info.requeue_allowed, local_conf_value("JobRequeue"));
+    if (rq.in_batch_job && rq.requeue_allowed && !opt.requeue_explicit && retryable(c.cls, opt) && opt.requeue) {
+        const RequeueAsked asked = requeue_asked(job_id, info, real_getenv);
+        rq.requeue_asked = asked.asked;
+        if (!asked.asked) rq.asked_sources = asked.explain();
+        else log.write(Event("requeue_asked").add("by", asked.by));
+    }
     rq.restart_count = ri.restart_count;
     rq.node = ri.node;
     RequeueDecision d = decide_requeue(c, opt, rq);

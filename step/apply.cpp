@@ -89,16 +89,28 @@ PreparedApply prepare_apply(const TaskAction& a) {
     return p;
 }
 
-std::string apply_prepared(const PreparedApply& p) {
-    if (!p.active) return "";
-    if (!p.cpus_error.empty()) return p.cpus_error;
-    if (!p.memory_only && sched_setaffinity(0, sizeof p.cpus, &p.cpus) != 0)
-        return "sched_setaffinity(" + p.cpus_list + "): " + std::strerror(errno);
-    if (!p.mems_error.empty()) return p.mems_error;
-    return apply_prepared_mempolicy(p);
+Applied apply_prepared(const PreparedApply& p) {
+    Applied out;
+    if (!p.active) return out;
+    if (!p.cpus_error.empty()) {
+        out.problem = "affinity not applied: " + p.cpus_error;
+        return out;
+    }
+    if (!p.memory_only) {
+        if (sched_setaffinity(0, sizeof p.cpus, &p.cpus) != 0) {
+            out.problem = "affinity not applied: sched_setaffinity(" + p.cpus_list + "): " + std::strerror(errno);
+            return out;
+        }
+        out.cpus = true;
+    }
+    std::string mem = p.mems_error.empty() ? apply_prepared_mempolicy(p) : p.mems_error;
+    if (!mem.empty())
+        out.problem = (out.cpus ? "CPUs " + p.cpus_list + " applied; " : std::string()) +
+                      "memory policy not applied: " + mem;
+    return out;
 }
 
-std::string apply_task(const TaskAction& a) { return apply_prepared(prepare_apply(a)); }
+Applied apply_task(const TaskAction& a) { return apply_prepared(prepare_apply(a)); }
 
 std::string apply_mempolicy(MemPolicy policy, const std::vector<int>& mems) {
     PreparedApply p;
@@ -137,8 +149,8 @@ CpuSet current_affinity() {
     return s;
 }
 
-std::string binding_failure(const TaskAction& a, const std::string& apply_error) {
-    if (!apply_error.empty()) return "affinity not applied: " + apply_error;
+std::string binding_failure(const TaskAction& a, const Applied& applied) {
+    if (!applied.problem.empty()) return applied.problem;
     if (!a.cpus.empty() && !a.apply_affinity && !a.user_bound) return a.skip_reason;
     return "";
 }

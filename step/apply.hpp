@@ -32,23 +32,34 @@ struct PreparedApply {
 
 PreparedApply prepare_apply(const TaskAction& a);
 
+// What applying did. The CPUs and the memory policy are applied one after the
+// other; a memory policy that cannot be set (a NUMA node of the topology this
+// host lacks) leaves the CPUs applied, and `problem` says both halves.
+struct Applied {
+    bool cpus = false;     // sched_setaffinity set the planned CPUs
+    // "" when everything to apply was applied (or nothing was to be), else one
+    // line that says what was and was not applied:
+    //   "affinity not applied: sched_setaffinity(0-3): Invalid argument"
+    //   "CPUs 1 applied; memory policy not applied: NUMA node 1 does not exist on this host"
+    std::string problem;
+};
+
 // Applies a prepared task to the calling process: sched_setaffinity, then
-// set_mempolicy. Returns "" when done (or nothing to do), else what failed
-// ("sched_setaffinity(0-3): ..."). Allocates only to say what failed.
-std::string apply_prepared(const PreparedApply& p);
+// set_mempolicy. Allocates only to say what failed.
+Applied apply_prepared(const PreparedApply& p);
 
 // prepare_apply then apply_prepared, in the calling process (gputopo-launch).
-std::string apply_task(const TaskAction& a);
+Applied apply_task(const TaskAction& a);
 
 // The memory policy alone: MPOL_PREFERRED_MANY (several nodes; MPOL_PREFERRED
 // on the first where the kernel lacks it, before 5.15), MPOL_PREFERRED (one)
 // or MPOL_BIND. Every node must exist on this host. Returns "" or why not.
 std::string apply_mempolicy(MemPolicy policy, const std::vector<int>& mems);
 
-// What `strict` fails a task for, "" when nothing: the error apply_task
-// returned, or CPUs planned on a topology that is not this host's. A binding
-// the user asked Slurm for (--cpu-bind=map_cpu, ...) is no failure.
-std::string binding_failure(const TaskAction& a, const std::string& apply_error);
+// What `strict` fails a task for, "" when nothing: what applying left
+// undone (Applied::problem), or CPUs planned on a topology that is not this
+// host's. A binding the user asked Slurm for (--cpu-bind=map_cpu, ...) is no failure.
+std::string binding_failure(const TaskAction& a, const Applied& applied);
 
 // The NUMA nodes the calling process may allocate on (its cpuset.mems:
 // get_mempolicy(MPOL_F_MEMS_ALLOWED)); empty when it cannot be read.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "step/gpu_ids.hpp"
+#include "step/sharing_advice.hpp"
 #include "topo/plan/cpu_allocation.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
@@ -352,11 +353,10 @@ void StepBinding::task_notes(const Plan& use, const SlurmDevices& sc, TaskAction
         a.notes.push_back(node_name_ + ": Slurm gives each task its own GPUs (ConstrainDevices, SLURMD_TRES_BIND=" +
                           sc.bind + "): tasks are bound around the GPUs they hold");
     if (sc.gpus.empty()) a.warnings.push_back(node_name_ + ": " + a.kept_note);
-    if (options_.share)
-        a.warnings.push_back(node_name_ +
-                          ": share is not possible here: each task's device cgroup holds only its own GPUs "
-                          "(no CUDA IPC between ranks); use --gpus-per-node with --ntasks-per-node for ranks that "
-                          "share GPUs");
+    // Ranks that would share GPUs (share) or talk over NVLink (island): one line per node.
+    if (use.tasks.size() > 1 && (options_.share || options_.mode == Mode::Island))
+        a.warnings.push_back(node_name_ + ": " +
+                             per_task_cgroup_sharing_advice(options_.share ? "share" : "island", built_slurm_version()));
 }
 
 }  // namespace gputopo::step

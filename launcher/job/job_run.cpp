@@ -21,7 +21,6 @@
 #include "launcher/child/child.hpp"
 #include "launcher/failure/classify.hpp"
 #include "launcher/failure/events.hpp"
-#include "launcher/failure/root_cause.hpp"
 #include "launcher/job/heartbeat.hpp"
 #include "launcher/job/node_pool.hpp"
 #include "launcher/job/rank_output.hpp"
@@ -29,6 +28,7 @@
 #include "launcher/job/spare_check.hpp"
 #include "launcher/job/step_end.hpp"
 #include "launcher/requeue/requeue.hpp"
+#include "launcher/requeue/requeue_asked.hpp"
 #include "launcher/requeue/slurm_ctl.hpp"
 #include "step/framework_env.hpp"
 #include "topo/core/env_names.hpp"
@@ -122,12 +122,18 @@ JobContext read_context(const JobOptions& o) {
     return c;
 }
 
-// Whether the job asked for a requeue, as gputopo-launch decides it (one rule):
-// read once per decision, bounded.
+// Whether the job asked for a requeue, as gputopo-launch decides it (one rule,
+// launcher/requeue/requeue_asked.hpp), with what was read when it did not: bounded.
 void read_requeue_asked(JobContext& c) {
     JobInfo info = query_job(c.job_id);
-    c.requeue_asked = info.known && job_asked_requeue(info.comment, info.requeue_allowed, local_conf_value("JobRequeue"));
-    c.requeue_sources = info.known ? "the job's record (Requeue, Comment) and JobRequeue in slurm.conf" : "nothing (squeue failed)";
+    RequeueAsked a = requeue_asked(c.job_id, info, [](const std::string& n) -> std::optional<std::string> {
+        const char* v = std::getenv(n.c_str());
+        return v ? std::optional<std::string>(v) : std::nullopt;
+    });
+    c.requeue_asked = info.known && info.requeue_allowed && a.asked;
+    c.requeue_sources = !info.known ? "the job's record could not be read (squeue)"
+                        : !info.requeue_allowed ? "the job has Requeue=0"
+                                                : a.explain();
 }
 
 struct StepRun {
@@ -710,8 +716,7 @@ int supervise(const JobOptions& o, JobContext& c) {
             read_requeue_asked(c);
             if (!c.requeue_asked) {
                 d.action = RestartAction::Stop;
-                d.reason += "; but the job did not ask for a requeue (read: " + c.requeue_sources +
-                            "; submit with sbatch --requeue): the job ends";
+                d.reason += "; but the job did not ask for a requeue (" + c.requeue_sources + "): the job ends";
             }
         }
         say(std::string(restart_action_name(d.action)) + ": " + d.reason);

@@ -42,14 +42,19 @@ RequeueDecision decide_requeue(const Classification& c, const Options& o, const 
     if (!in.in_batch_job || !in.requeue_allowed) {
         d.action = RequeueAction::NotAllowed;
         d.message = "gputopo: " + what + " is retryable, but the job cannot be requeued (" +
-                    (!in.in_batch_job ? std::string("not a batch job") : std::string("submitted without --requeue")) + ")";
+                    (!in.in_batch_job ? std::string("not a batch job")
+                                      : std::string("its Requeue=0: submitted with --no-requeue, or on a cluster with "
+                                                    "JobRequeue=0 without --requeue")) +
+                    ")";
         return d;
     }
     if (!in.requeue_asked && !o.requeue_explicit) {
         d.action = RequeueAction::NotAllowed;
-        d.message = "gputopo: " + what +
-                    " is retryable, but the job did not ask for a requeue (submit with sbatch --requeue, or give "
-                    "gputopo-launch --requeue yes; Slurm's JobRequeue=1 default alone does not count)";
+        d.message = "gputopo: " + what + " is retryable, but the job did not ask for a requeue (" +
+                    (in.asked_sources.empty() ? std::string("submit with sbatch --requeue, or give gputopo-launch "
+                                                            "--requeue yes")
+                                              : in.asked_sources) +
+                    "; Slurm's JobRequeue=1 default alone does not count)";
         return d;
     }
     if (in.restart_count >= o.max_restarts) {

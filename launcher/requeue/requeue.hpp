@@ -16,9 +16,10 @@
 // across nodes, slurmctld decides: after the first `scontrol requeue` the job
 // is no longer running and the others' requeue fails ("pending"), so they
 // exit quietly. The budget: SLURM_RESTART_COUNT (unset = 0) < --max-restarts.
-// Only a job that asked is requeued: sbatch --requeue (recorded by the shipped
-// job_submit.lua, or Requeue=1 where JobRequeue=0) or gputopo-launch --requeue
-// yes; Slurm's JobRequeue=1 default alone does not count.
+// Only a job that asked is requeued: sbatch --requeue (requeue_asked.hpp: the
+// shipped job_submit.lua's record, Requeue=1 where JobRequeue=0, the SubmitLine,
+// SBATCH_REQUEUE, the script's #SBATCH lines) or gputopo-launch --requeue yes;
+// Slurm's JobRequeue=1 default alone does not count.
 #pragma once
 
 #include <string>
@@ -33,7 +34,8 @@ namespace gputopo::launch {
 struct RequeueInputs {
     bool in_batch_job = false;      // SLURM_JOB_ID set and the job is a batch job
     bool requeue_allowed = false;   // the job's Requeue=1
-    bool requeue_asked = false;     // the job asked (launcher/failure/root_cause.hpp job_asked_requeue)
+    bool requeue_asked = false;     // the job asked (launcher/requeue/requeue_asked.hpp requeue_asked)
+    std::string asked_sources;      // RequeueAsked::explain(): what was read when it did not
     int restart_count = 0;          // SLURM_RESTART_COUNT, 0 when unset
     std::string node;               // this node (SLURMD_NODENAME)
 };

@@ -148,10 +148,17 @@ std::string trusted_node_name() {
     return host_name();
 }
 
-// The node name user_init plans for: this node's entry in the step's node
-// list (S_JOB_NODEID). task_init checks it against the SLURMD_NODENAME
-// slurmstepd puts in each task's environment.
+// The node name user_init plans for: the one slurmstepd set in its own
+// environment from slurmd's configuration (SLURMD_NODENAME: slurmstepd.c
+// main(), Slurm 22.05 through 26.05), else this node's entry in the step's
+// node list (S_JOB_NODEID). The node list alone is wrong in a heterogeneous
+// step (srun A : B): every component's SLURM_STEP_NODELIST is the union of
+// all components' nodes (Slurm's het_job_node_list, sorted), while
+// S_JOB_NODEID counts within the component's own nodes, so component 1's
+// first node was taken for the union's first. task_init checks the name
+// against the SLURMD_NODENAME slurmstepd puts in each task's environment.
 std::string step_node_name(spank_t sp) {
+    if (const char* v = std::getenv(env::kSlurmdNodename); v && *v) return v;
     uint32_t node_id = 0;
     if (spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS) node_id = 0;
     return step::slurm_node_name(job_env(sp), static_cast<int>(node_id), host_name());
@@ -440,14 +447,15 @@ void report_problem(const StepdState& st, int task) {
 }
 
 // The SLURMD_NODENAME slurmstepd set in this task's environment must name the
-// node user_init planned for; else the plan was for another node's topology.
+// node user_init planned for; else the plan was for another node's topology:
+// the reason, and `real` set to the task's node name (the one to speak for).
 // Read into the stack: the forked task allocates nothing it need not.
-std::string node_name_mismatch(spank_t sp, const StepdState& st) {
+std::string node_name_mismatch(spank_t sp, const StepdState& st, std::string& real) {
     char buf[256];
     const spank_err_t rc = spank_getenv(sp, env::kSlurmdNodename, buf, sizeof buf);
     if (rc != ESPANK_SUCCESS && rc != ESPANK_NOSPACE) return "";
     if (rc == ESPANK_SUCCESS && (!buf[0] || st.node_name == buf)) return "";
-    const std::string real = rc == ESPANK_SUCCESS ? std::string(buf) : job_getenv(sp, env::kSlurmdNodename).value_or("");
+    real = rc == ESPANK_SUCCESS ? std::string(buf) : job_getenv(sp, env::kSlurmdNodename).value_or("");
     if (real.empty() || real == st.node_name) return "";
     return "the step's node list names this node '" + st.node_name + "' but slurmstepd says '" + real + "'";
 }
@@ -516,6 +524,16 @@ void set_framework_env(spank_t sp, const StepdState& st, int task, const step::T
     if (task == 0 && !users_addr && !st.master_addr_warning.empty()) say(st.node_name + ": " + st.master_addr_warning);
 }
 
+// The one local task that says why its binding was not (wholly) applied: the
+// first whose prepared work already knows it cannot be (a NUMA node this host
+// lacks is found before the fork), else task 0.
+int speaking_task(const StepdState& st) {
+    for (size_t t = 0; t < st.prepared.size(); ++t)
+        if (!st.prepared[t].apply.cpus_error.empty() || !st.prepared[t].apply.mems_error.empty())
+            return static_cast<int>(t);
+    return 0;
+}
+
 void bind_task(spank_t sp, const StepdState& st, int task) {
     TaskWork made;
     const TaskWork& w = task_work(sp, st, task, made);
@@ -525,10 +543,11 @@ void bind_task(spank_t sp, const StepdState& st, int task) {
     say_step_notes(sp, st, task);
     say_mnnvl_problems(sp, st, task);
     for (const auto& w2 : a.warnings) say(w2);  // task 0 of the node only carries them
-    const std::string apply_error = step::apply_prepared(w.apply);
-    if (apply_error.empty() && a.apply_affinity && !a.cpu_bind_vars.empty()) set_cpu_bind_vars(sp, a);
-    const std::string failure = step::binding_failure(a, apply_error);
-    const std::string why = apply_error.empty() ? a.skip_reason : failure;
+    const step::Applied applied = step::apply_prepared(w.apply);
+    // The CPUs applied (even where the memory policy was not): SLURM_CPU_BIND* say so.
+    if (applied.cpus && !a.cpu_bind_vars.empty()) set_cpu_bind_vars(sp, a);
+    const std::string failure = step::binding_failure(a, applied);
+    const std::string why = applied.problem.empty() ? a.skip_reason : failure;
     const bool failed = !failure.empty();
     const bool strict = st.effective.strict;
     if (st.effective.verbose) {
@@ -537,7 +556,7 @@ void bind_task(spank_t sp, const StepdState& st, int task) {
         std::string line = a.verbose_line;
         if (why != a.skip_reason) line += " (" + why + ")";
         say(line);
-    } else if (failed && task == 0) {
+    } else if (failed && task == speaking_task(st)) {
         say(st.node_name + ": " + why);
     }
     if (failed && strict) {
@@ -606,8 +625,12 @@ int remote_task_init(spank_t sp) {
         if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS) task = 0;
         wrap_task(sp, task, st.node_name);
         if (st.phase == StepdState::Phase::Bound) {
-            std::string wrong = node_name_mismatch(sp, st);
-            if (!wrong.empty()) become_unbound(st, std::move(wrong));
+            std::string real;
+            std::string wrong = node_name_mismatch(sp, st, real);
+            if (!wrong.empty()) {
+                st.node_name = real;  // the message speaks for the node the task runs on
+                become_unbound(st, std::move(wrong));
+            }
         }
         if (st.phase == StepdState::Phase::Unbound) {
             report_problem(st, task);

@@ -3,6 +3,7 @@
 
   check_view.py NAME FILE --tasks N [--opens K] [--disjoint] [--same] [--cpus A;B;...]
                 [--mempolicy P] [--never-open G,...] [--physical T:G,...;...] [--isolated]
+                [--cpu-bind-true]
 
 Every task line holds: cvd / rocr (what gputopo or Slurm left in CUDA_VISIBLE_DEVICES /
 ROCR_VISIBLE_DEVICES), gpus (GPUTOPO_GPUS), open / denied (the device files the task can
@@ -18,7 +19,8 @@ Options: --opens K every task opens exactly K GPU devices; --disjoint no two tas
 the same; --same every task opens the same; --cpus the tasks' Cpus_allowed_list in
 local-task order; --mempolicy every task's policy ("preferred:0"); --never-open these
 device indices are opened by no task; --physical "T:G1,G2;..." task T's program devices
-are physical GPUs G1,G2 in this order.
+are physical GPUs G1,G2 in this order; --cpu-bind-true each task's SLURM_CPU_BIND says
+what it really has: its mask_cpu entry (the local task's position) is its Cpus_allowed_list.
 Prints "ok - NAME" or "not ok - NAME" and the reasons.
 """
 import argparse
@@ -63,6 +65,7 @@ def main():
     ap.add_argument("--mempolicy")
     ap.add_argument("--never-open")
     ap.add_argument("--physical")
+    ap.add_argument("--cpu-bind-true", action="store_true")
     a = ap.parse_args()
 
     tasks = {}
@@ -127,6 +130,18 @@ def main():
         for t, kv in sorted(tasks.items()):
             if kv.get("mempolicy") != a.mempolicy:
                 errors.append("task %d: mempolicy %s, expected %s" % (t, kv.get("mempolicy"), a.mempolicy))
+    if a.cpu_bind_true:
+        for t, kv in sorted(tasks.items()):
+            bind = kv.get("cpubind", "unset")
+            masks = bind.split("mask_cpu:", 1)[1].split(",") if "mask_cpu:" in bind else []
+            try:
+                mine = int(masks[t], 16) if t < len(masks) else None
+                real = sum(1 << c for c in ints(kv.get("cpus", "")))
+            except ValueError:
+                mine, real = None, -1
+            if mine != real:
+                errors.append("task %d: SLURM_CPU_BIND=%s does not say its CPUs (Cpus_allowed_list=%s)"
+                              % (t, bind, kv.get("cpus")))
     if a.physical:
         for part in a.physical.split(";"):
             t, gs = part.split(":")

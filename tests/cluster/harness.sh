@@ -30,7 +30,8 @@
 #                         exit 124 when it ran out.
 #
 # Exported after cluster_start: SLURM_CONF, CLUSTER_DIR, CLUSTER_BUILD (absolute), CLUSTER_SRC
-# (the source tree), CLUSTER_PLUGIN (gputopo.so), CLUSTER_NODES ("n1 n2 n3 n4"),
+# (the source tree), CLUSTER_PLUGIN (gputopo.so), CLUSTER_NODES ("n1 n2 n3 n4"; "s1 s2 s3"),
+# CLUSTER_LAYOUT (mixed or sockets),
 # CLUSTER_CTLD_PORT, CLUSTER_TOPOLOGY (tree or block), PATH unchanged (Slurm's own
 # srun/sbatch/... talk to this cluster via SLURM_CONF).
 #
@@ -43,6 +44,20 @@
 #   n4  LLNL Tioga hwloc XML, AMD MI250X (8 GCDs), 128 CPUs.      gpu:mi250x:8
 #   GPU device files are character devices (mknod c 1 3) under $CLUSTER_DIR/dev/<node>/.
 #
+# Layout (GPUTOPO_CLUSTER_LAYOUT before cluster_start; exported as CLUSTER_LAYOUT):
+#   mixed    (default) the four nodes above.
+#   sockets  three nodes s1 s2 s3, each 8 NVIDIA GPUs on 2 sockets, one NUMA node per
+#            socket, described on this host's first 2 CPUs (socket 0 = CPU 0, socket 1 =
+#            CPU 1; slurm.conf Sockets=2 CoresPerSocket=1, gres.conf Cores= to match), so
+#            the real affinity can be checked while the host has one NUMA node: the
+#            topology's NUMA node 1 does not exist here. s1: GPUs 0-3 on socket 0, 4-7 on
+#            socket 1, a NIC per 2 GPUs; s2: the GPU order reversed (0-3 on socket 1);
+#            s3: as s1, but NICs only on socket 0. gpu:8 each; topology/tree leaf1=s[1-2],
+#            leaf2=s3. sched/backfill (heterogeneous jobs). A second shape for the binding
+#            tests (t_sockets.sh).
+# GPUTOPO_CLUSTER_JOB_SUBMIT=0 (before cluster_start): no JobSubmitPlugins (a site without
+# gputopo's job_submit.lua); default 1.
+#
 # Topology (GPUTOPO_CLUSTER_TOPOLOGY before cluster_start; exported as CLUSTER_TOPOLOGY):
 #   tree   (default) TopologyPlugin=topology/tree, topology.conf leaf1=n[1-2], leaf2=n[3-4], spine.
 #   block  TopologyPlugin=topology/block (Slurm 23.11+; 22.05 has no such plugin and slurmctld
@@ -51,7 +66,8 @@
 # Extending slurm.conf (before cluster_start): every tests/cluster/conf.d/*.conf, then
 # $GPUTOPO_EXTRA_SLURM_CONF (text), are appended to slurm.conf. In both, @CLUSTER_DIR@,
 # @BUILD@ and @SRC@ are replaced by the run dir, the absolute build dir and the source tree.
-# JobSubmitPlugins=lua with etc/job_submit.lua copied beside slurm.conf; JobRequeue=1.
+# JobSubmitPlugins=lua with etc/job_submit.lua copied beside slurm.conf (unless
+# GPUTOPO_CLUSTER_JOB_SUBMIT=0); JobRequeue=1.
 # $GPUTOPO_FAKE_GPUS_CONF (text, same substitutions) becomes fake_gpus.conf beside slurm.conf:
 # Slurm's gres/gpu then takes those GPUs (with their unique ids: CUDA_VISIBLE_DEVICES holds
 # UUIDs, as with AutoDetect=nvml) instead of detecting (Slurm 22.05 gres_gpu.c
@@ -147,6 +163,40 @@ for i, (gpu, nic, name) in enumerate(gpus):
             '    </pci>']
 out += ['  </cpu>', '</system>']
 open(sys.argv[1], "w").write("\n".join(out) + "\n")
+EOF
+}
+
+# The sockets layout's node: an NCCL-format topology of 8 GPUs on 2 sockets, socket k
+# on this host's CPU k (NUMA node k). $2: "reversed" puts the GPUs of the lower bus
+# ids (CUDA's 0-3) on socket 1; $3: "half" puts NICs on socket 0 only.
+_sockets_topology() {
+    python3 - "$1" "$2" "$3" <<'EOF'
+import sys
+path, order, nics = sys.argv[1:4]
+buses = [0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb]   # GPU k's bus: CUDA's order
+out = ['<system version="1">']
+nic_no = 0
+for sock in (0, 1):
+    first = 4 * sock if order != "reversed" else 4 * (1 - sock)
+    out.append('  <cpu numaid="%d" affinity="%08x" arch="x86_64" vendor="GenuineIntel">' % (sock, 1 << sock))
+    for pair in (0, 2):
+        sw = buses[first + pair] - 2
+        out.append('    <pci busid="0000:%02x:00.0" class="0x060400" vendor="0x1000" device="0xc030" link_speed="32.0 GT/s PCIe" link_width="16">' % sw)
+        for k in (first + pair, first + pair + 1):
+            out += ['      <pci busid="0000:%02x:00.0" class="0x030200" vendor="0x10de" device="0x2330" link_speed="32.0 GT/s PCIe" link_width="16">' % buses[k],
+                    '        <gpu dev="%d" sm="90" rank="%d" gdr="1"/>' % (k, k),
+                    '      </pci>']
+        if nics != "half" or sock == 0:
+            out += ['      <pci busid="0000:%02x:00.0" class="0x020700" vendor="0x15b3" device="0x1021" link_speed="32.0 GT/s PCIe" link_width="16">' % (sw + 1),
+                    '        <nic>',
+                    '          <net name="mlx5_%d" dev="%d" speed="400000" port="1" latency="0" guid="0x%x" maxconn="131072" gdr="1"/>' % (nic_no, nic_no, nic_no + 1),
+                    '        </nic>',
+                    '      </pci>']
+            nic_no += 1
+        out.append('    </pci>')
+    out.append('  </cpu>')
+out.append('</system>')
+open(path, "w").write("\n".join(out) + "\n")
 EOF
 }
 
@@ -441,6 +491,57 @@ cluster_start_slurmd() {
     fi
 }
 
+# slurm.conf's node and partition lines for the layout (BASE: slurmctld's port; NCPU: this
+# host's CPUs).
+_harness_node_lines() {
+    local base=$1 ncpu=$2 i
+    if [ "$CLUSTER_LAYOUT" = sockets ]; then
+        for i in 1 2 3; do
+            echo "NodeName=s$i NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + i)) CPUs=2 Sockets=2 CoresPerSocket=1 ThreadsPerCore=1 RealMemory=250000 Gres=gpu:8"
+        done
+        echo "PartitionName=debug Nodes=s[1-3] Default=YES MaxTime=INFINITE State=UP"
+        return
+    fi
+    cat <<EOF
+NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 1)) CPUs=$ncpu Sockets=1 CoresPerSocket=$ncpu ThreadsPerCore=1 RealMemory=250000 Gres=gpu:2
+NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 2)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:8
+NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 3)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:4
+NodeName=n4 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 4)) CPUs=128 Sockets=1 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:mi250x:8
+PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP
+EOF
+}
+
+# The scheduler: sched/builtin; the sockets layout runs heterogeneous jobs, which only
+# sched/backfill starts (sched/builtin refuses them: "Requested operation not supported on
+# this system"), every second.
+_harness_scheduler() {
+    if [ "$CLUSTER_LAYOUT" = sockets ]; then
+        printf '%s\n' "SchedulerType=sched/backfill" "SchedulerParameters=bf_interval=1"
+    else
+        echo "SchedulerType=sched/builtin"
+    fi
+}
+
+# gres.conf for the layout. sockets: each GPU's Cores= is the socket its topology puts it on.
+_harness_gres_lines() {
+    local d=$CLUSTER_DIR
+    if [ "$CLUSTER_LAYOUT" = sockets ]; then
+        printf '%s\n' "NodeName=s1 Name=gpu File=$d/dev/s1/nvidia[0-3] Cores=0" \
+            "NodeName=s1 Name=gpu File=$d/dev/s1/nvidia[4-7] Cores=1" \
+            "NodeName=s2 Name=gpu File=$d/dev/s2/nvidia[0-3] Cores=1" \
+            "NodeName=s2 Name=gpu File=$d/dev/s2/nvidia[4-7] Cores=0" \
+            "NodeName=s3 Name=gpu File=$d/dev/s3/nvidia[0-3] Cores=0" \
+            "NodeName=s3 Name=gpu File=$d/dev/s3/nvidia[4-7] Cores=1"
+        return
+    fi
+    cat <<EOF
+NodeName=n1 Name=gpu File=$d/dev/n1/nvidia[0-1]
+NodeName=n2 Name=gpu Type=h100 File=$d/dev/n2/nvidia[0-7]
+NodeName=n3 Name=gpu Type=h100 File=$d/dev/n3/nvidia[0-3]
+NodeName=n4 Name=gpu Type=mi250x File=$d/dev/n4/renderD[128-135]
+EOF
+}
+
 _harness_write_conf() {
     local base=$1 d=$CLUSTER_DIR ncpu
     ncpu=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
@@ -464,11 +565,11 @@ SlurmdDebug=info
 $(_harness_task_conf)
 SelectType=select/cons_tres
 SlurmdParameters=config_overrides
-SchedulerType=sched/builtin
+$(_harness_scheduler)
 GresTypes=gpu
 TopologyPlugin=topology/$CLUSTER_TOPOLOGY
 JobRequeue=1
-JobSubmitPlugins=lua
+$([ "${GPUTOPO_CLUSTER_JOB_SUBMIT:-1}" = 0 ] || echo JobSubmitPlugins=lua)
 $([ "${CLUSTER_CONFIGLESS:-0}" = 1 ] && echo SlurmctldParameters=enable_configless || echo "PlugStackConfig=$d/etc/plugstack.conf")
 MpiDefault=none
 SwitchType=switch/none
@@ -483,11 +584,7 @@ MailProg=/bin/true
 MessageTimeout=$_harness_msg_timeout
 SlurmdTimeout=${GPUTOPO_CLUSTER_SLURMD_TIMEOUT:-300}
 PropagateResourceLimitsExcept=ALL
-NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 1)) CPUs=$ncpu Sockets=1 CoresPerSocket=$ncpu ThreadsPerCore=1 RealMemory=250000 Gres=gpu:2
-NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 2)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:8
-NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 3)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:4
-NodeName=n4 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 4)) CPUs=128 Sockets=1 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:mi250x:8
-PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP
+$(_harness_node_lines "$base" "$ncpu")
 EOF
     local f
     for f in "$_harness_src"/tests/cluster/conf.d/*.conf; do
@@ -497,13 +594,11 @@ EOF
     if [ -n "${GPUTOPO_EXTRA_SLURM_CONF:-}" ]; then
         { echo "# from GPUTOPO_EXTRA_SLURM_CONF"; printf '%s\n' "$GPUTOPO_EXTRA_SLURM_CONF" | _harness_subst; } >> "$d/etc/slurm.conf"
     fi
-    cat > "$d/etc/gres.conf" <<EOF
-NodeName=n1 Name=gpu File=$d/dev/n1/nvidia[0-1]
-NodeName=n2 Name=gpu Type=h100 File=$d/dev/n2/nvidia[0-7]
-NodeName=n3 Name=gpu Type=h100 File=$d/dev/n3/nvidia[0-3]
-NodeName=n4 Name=gpu Type=mi250x File=$d/dev/n4/renderD[128-135]
-EOF
-    if [ "$CLUSTER_TOPOLOGY" = block ]; then
+    _harness_gres_lines > "$d/etc/gres.conf"
+    if [ "$CLUSTER_LAYOUT" = sockets ]; then
+        printf '%s\n' "SwitchName=leaf1 Nodes=s[1-2]" "SwitchName=leaf2 Nodes=s3" "SwitchName=spine Switches=leaf[1-2]" \
+            > "$d/etc/topology.conf"
+    elif [ "$CLUSTER_TOPOLOGY" = block ]; then
         printf '%s\n' "BlockName=b1 Nodes=n[1-2]" "BlockName=b2 Nodes=n[3-4]" "BlockSizes=2,4" > "$d/etc/topology.conf"
     else
         cat > "$d/etc/topology.conf" <<EOF
@@ -512,7 +607,7 @@ SwitchName=leaf2 Nodes=n[3-4]
 SwitchName=spine Switches=leaf[1-2]
 EOF
     fi
-    cp "$_harness_src/etc/job_submit.lua" "$d/etc/job_submit.lua"
+    [ "${GPUTOPO_CLUSTER_JOB_SUBMIT:-1}" = 0 ] || cp "$_harness_src/etc/job_submit.lua" "$d/etc/job_submit.lua"
     if [ -n "${GPUTOPO_FAKE_GPUS_CONF:-}" ]; then
         printf '%s\n' "$GPUTOPO_FAKE_GPUS_CONF" | _harness_subst > "$d/etc/fake_gpus.conf"
     fi
@@ -523,7 +618,15 @@ EOF
 # major:minor (ConstrainDevices); the nodes share the host, so n1's nvidia0 and n2's nvidia0
 # are one device, which no test depends on.
 _harness_devices() {
-    local d=$CLUSTER_DIR i
+    local d=$CLUSTER_DIR i n
+    if [ "$CLUSTER_LAYOUT" = sockets ]; then
+        for n in $CLUSTER_NODES; do
+            mkdir -p "$d/dev/$n"
+            for i in 0 1 2 3 4 5 6 7; do mknod "$d/dev/$n/nvidia$i" c 195 "$i"; done
+        done
+        chmod 0666 "$d"/dev/s*/*
+        return
+    fi
     mkdir -p "$d/dev/n1" "$d/dev/n2" "$d/dev/n3" "$d/dev/n4"
     for i in 0 1; do mknod "$d/dev/n1/nvidia$i" c 195 "$i"; done
     for i in 0 1 2 3 4 5 6 7; do mknod "$d/dev/n2/nvidia$i" c 195 "$i"; done
@@ -534,6 +637,11 @@ _harness_devices() {
 
 _harness_topologies() {
     local t=$CLUSTER_DIR/topo f=$_harness_src/tests/fixtures/topologies
+    if [ "$CLUSTER_LAYOUT" = sockets ]; then
+        _sockets_topology "$t/s1.xml" normal all && _sockets_topology "$t/s2.xml" reversed all &&
+            _sockets_topology "$t/s3.xml" normal half
+        return
+    fi
     _host_topology "$t/n1.xml" || return 1
     cp "$f"/nccl/oci-BM.GPU.H100.8_8xH100-SXM5_8xCX7-dualport_2xXeon8480+_nccl-dump.xml "$t/n2.xml" &&
     cp "$f"/hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml "$t/n3.xml" &&
@@ -562,7 +670,13 @@ cluster_start() {
     CLUSTER_PLUGIN=$CLUSTER_BUILD/gputopo.so
     [ -f "$CLUSTER_PLUGIN" ] || { echo "harness: $CLUSTER_PLUGIN is missing (make all)" >&2; return 1; }
     CLUSTER_SRC=$_harness_src
-    CLUSTER_NODES="n1 n2 n3 n4"
+    CLUSTER_LAYOUT=${GPUTOPO_CLUSTER_LAYOUT:-mixed}
+    case "$CLUSTER_LAYOUT" in
+    mixed) CLUSTER_NODES="n1 n2 n3 n4" ;;
+    sockets) CLUSTER_NODES="s1 s2 s3" ;;
+    *) echo "harness: GPUTOPO_CLUSTER_LAYOUT='$CLUSTER_LAYOUT' (expected mixed or sockets)" >&2; return 1 ;;
+    esac
+    export CLUSTER_LAYOUT
     CLUSTER_CONFIGLESS=${GPUTOPO_CLUSTER_CONFIGLESS:-0}
     CLUSTER_TOPOLOGY=${GPUTOPO_CLUSTER_TOPOLOGY:-tree}
     case "$CLUSTER_TOPOLOGY" in
@@ -582,7 +696,8 @@ cluster_start() {
     export CLUSTER_DIR CLUSTER_BUILD CLUSTER_PLUGIN CLUSTER_SRC CLUSTER_NODES
     export SLURM_CONF=$CLUSTER_DIR/etc/slurm.conf
     trap cluster_stop EXIT INT TERM
-    mkdir -p "$CLUSTER_DIR"/{etc,state,run,log,topo,cache,tmp} "$CLUSTER_DIR"/spool/n{1,2,3,4}
+    mkdir -p "$CLUSTER_DIR"/{etc,state,run,log,topo,cache,tmp}
+    for n in $CLUSTER_NODES; do mkdir -p "$CLUSTER_DIR/spool/$n"; done
     _harness_topologies || { echo "harness: could not write topologies" >&2; return 1; }
     _harness_devices || { echo "harness: mknod failed (run as root)" >&2; return 1; }
     _harness_choose_task_config || return 1
@@ -606,16 +721,17 @@ cluster_start() {
         cluster_start_slurmd "$n" ||
             { flock -u "$_harness_lock"; echo "harness: slurmd $n failed" >&2; cluster_dump_logs; return 1; }
     done
-    local deadline=$((SECONDS + 60))  # wall clock: sinfo to a controller that died can take seconds
+    local deadline=$((SECONDS + 60)) want  # wall clock: sinfo to a controller that died can take seconds
+    want=$(echo $CLUSTER_NODES | wc -w)
     while [ "$SECONDS" -lt "$deadline" ]; do
         state=$(timeout 10 sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | awk '$2 == "idle"' | wc -l)
-        [ "$state" -ge 4 ] && break
+        [ "$state" -ge "$want" ] && break
         sleep 0.2
     done
     flock -u "$_harness_lock"
     exec {_harness_lock}>&-
     cp "$CLUSTER_DIR/etc/plugstack.conf" "$CLUSTER_DIR/etc/plugstack.conf.pushed"
-    if [ "${state:-0}" -lt 4 ]; then
+    if [ "${state:-0}" -lt "$want" ]; then
         echo "harness: nodes did not become idle:" >&2
         sinfo -N >&2 2>&1
         cluster_dump_logs

@@ -46,10 +46,17 @@ check "gpus-per-task=1, isolate: one GPU each, its own (n2)" 4 --isolated "${k1[
 check "gpus-per-task=1, share: each task's devices are GPUs it can open (n2)" 2 "${k1[@]}" \
     -- -w n2 -n2 --gpus-per-task=1 --gpu-topo=closest,share
 if [ "$cg" = 1 ]; then
+    # The way out the release has: --gres-flags=allow-task-sharing from 23.11, else --gpus-per-node.
+    running=$(sbatch --version | awk '{print $2}')
+    if [ "$(printf '%s\n%s\n' "$running" 23.11 | sort -V | head -n 1)" = 23.11 ]; then
+        way='gres-flags=allow-task-sharing (Slurm 23.11+)'
+    else
+        way='gpus-per-node with --ntasks-per-node'
+    fi
     with_timeout 60 srun -w n2 -n2 --gpus-per-task=1 --gpu-topo=closest,share /bin/true > "$w/out" 2>&1
     n=$(grep -c 'share is not possible here' "$w/out")
-    tap_check "share under per-task device cgroups: said once per node, pointing to --gpus-per-node" \
-        test "$n" = 1 -a "$(grep -c 'gpus-per-node' "$w/out")" = 1
+    tap_check "share under per-task device cgroups: said once per node, pointing to --$way (Slurm $running)" \
+        test "$n" = 1 -a "$(grep -cF -- "--$way" "$w/out")" = 1
 else
     with_timeout 60 srun -w n2 -n2 --gpus-per-task=1 --gpu-topo=closest,share /bin/true > "$w/out" 2>&1
     tap_check "share without device cgroups (task/none): nothing says it is impossible" \

@@ -211,7 +211,7 @@ fi
 
 # --- 4
 st=$(job_field "$j4" JobState)
-if [ "$st" = FAILED ] && [ "$(job_field "$j4" Restarts)" = 0 ] && grep -q 'submitted without --requeue' "$w/noreq-$j4.out"; then
+if [ "$st" = FAILED ] && [ "$(job_field "$j4" Restarts)" = 0 ] && grep -q 'its Requeue=0: submitted with --no-requeue' "$w/noreq-$j4.out"; then
     tap_ok "launcher: a job without --requeue: the GPU fault is reported, not requeued, and it says why"
 else
     tap_not_ok "launcher: a job without --requeue is not requeued and says why" "state=$st" "$(cat "$w/noreq-$j4.out")"

@@ -9,10 +9,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 
 #include "launcher/requeue/requeue.hpp"
 #include "launcher/failure/root_cause.hpp"
 #include "launcher/state/node_state.hpp"
+#include "launcher/requeue/requeue_asked.hpp"
 
 using namespace gputopo::launch;
 
@@ -312,4 +315,134 @@ TEST_CASE("another user who plants the private directory in every base does not 
     TempDir open_runtime;
     REQUIRE(::chmod(open_runtime.path.c_str(), 0755) == 0);
     CHECK(first_private_state_dir({shm.path, tmp.path}, &note, {open_runtime.path}) == results[0]);
+}
+
+namespace {
+
+// A fake Slurm: the output of each command by its first words, and the commands run.
+struct FakeSlurm {
+    std::string show_job = "JobId=7 JobName=x UserId=u(1) Requeue=1 Restarts=0 BatchFlag=1 WorkDir=/w";
+    gputopo::launch::CommandResult sacct{1, "sacct: error: Slurm accounting storage is disabled\n"};
+    gputopo::launch::CommandResult script{0, "#!/bin/bash\nsrun true\n"};
+    std::vector<std::string> ran;
+    gputopo::launch::SlurmCommand runner() {
+        return [this](const std::vector<std::string>& argv, double) -> gputopo::launch::CommandResult {
+            ran.push_back(argv.at(0) + " " + argv.at(1));
+            if (argv.at(0) == "sacct") return sacct;
+            if (argv.at(1) == "write") return script;
+            return {0, show_job + "\n"};
+        };
+    }
+};
+
+gputopo::launch::Getenv env_with(std::map<std::string, std::string> vars) {
+    return [vars](const std::string& n) -> std::optional<std::string> {
+        auto it = vars.find(n);
+        return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+}
+
+}  // namespace
+
+TEST_CASE("requeue asked: sbatch's arguments, the SubmitLine, #SBATCH lines", "[launcher][requeue_asked]") {
+    using namespace gputopo::launch;
+    using V = std::vector<std::string>;
+    CHECK(requeue_in_sbatch_args({"--requeue", "job.sh"}) == std::optional<bool>(true));
+    CHECK(requeue_in_sbatch_args({"-N", "2", "--requeue", "-t", "5", "job.sh"}) == std::optional<bool>(true));
+    CHECK(requeue_in_sbatch_args({"--requeue", "--no-requeue", "job.sh"}) == std::optional<bool>(false));
+    CHECK_FALSE(requeue_in_sbatch_args({"-N2", "job.sh", "--requeue"}));           // the script's own argument
+    CHECK_FALSE(requeue_in_sbatch_args({"-J", "--requeue", "job.sh"}));            // a job named "--requeue"
+    CHECK_FALSE(requeue_in_sbatch_args({"--job-name", "--requeue", "job.sh"}));
+    CHECK(requeue_in_sbatch_args({"--hold", "--requeue", "--wrap", "srun x"}) == std::optional<bool>(true));
+    CHECK(requeue_in_sbatch_args({"-vH", "--requeue", "job.sh"}) == std::optional<bool>(true));
+    CHECK_FALSE(requeue_in_sbatch_args(V{}));
+    CHECK(submit_line_of("JobId=7 JobName=a Command=/j.sh SubmitLine=sbatch --requeue -J x /j.sh WorkDir=/w") ==
+          "sbatch --requeue -J x /j.sh");
+    CHECK(submit_line_of("JobId=7 JobName=a WorkDir=/w").empty());
+    CHECK(requeue_in_script("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --requeue # retry\n\n  # note\nsrun x\n") ==
+          std::optional<bool>(true));
+    CHECK_FALSE(requeue_in_script("#!/bin/bash\nsrun x\n#SBATCH --requeue\n"));  // after the first command: ignored
+    CHECK(requeue_in_script("#SBATCH --requeue\n#SBATCH --no-requeue\n") == std::optional<bool>(false));
+    CHECK_FALSE(requeue_in_script("#SBATCH -J --requeue\n"));
+    CHECK_FALSE(requeue_in_script("# SBATCH --requeue\n"));  // not a directive
+}
+
+TEST_CASE("requeue asked: any source that says so; what was read when none does", "[launcher][requeue_asked]") {
+    using namespace gputopo::launch;
+    JobInfo info;
+    info.known = info.batch = info.requeue_allowed = true;
+    const Getenv none = env_with({});
+    {  // gputopo's job_submit.lua: no command at all.
+        FakeSlurm s;
+        info.comment = "mine gputopo:requeue=asked";
+        RequeueAsked r = requeue_asked("7", info, none, "1", s.runner());
+        CHECK(r.asked);
+        CHECK_THAT(r.by, Catch::Contains("Comment"));
+        CHECK(s.ran.empty());
+        info.comment = "";
+    }
+    {  // The SubmitLine (Slurm 25.11+ scontrol).
+        FakeSlurm s;
+        s.show_job = "JobId=7 JobName=x SubmitLine=sbatch -N1 --requeue job.sh WorkDir=/w";
+        RequeueAsked r = requeue_asked("7", info, none, "1", s.runner());
+        CHECK(r.asked);
+        CHECK_THAT(r.by, Catch::Contains("SubmitLine"));
+    }
+    {  // The SubmitLine from sacct (accounting), older scontrol.
+        FakeSlurm s;
+        s.sacct = {0, "/usr/bin/sbatch --requeue job.sh\n"};
+        CHECK(requeue_asked("7", info, none, "1", s.runner()).asked);
+    }
+    {  // SBATCH_REQUEUE in the batch environment.
+        FakeSlurm s;
+        RequeueAsked r = requeue_asked("7", info, env_with({{"SBATCH_REQUEUE", "1"}}), "1", s.runner());
+        CHECK(r.asked);
+        CHECK_THAT(r.by, Catch::Contains("SBATCH_REQUEUE"));
+    }
+    {  // #SBATCH --requeue in the script.
+        FakeSlurm s;
+        s.script = {0, "#!/bin/bash\n#SBATCH --requeue\nsrun x\n"};
+        RequeueAsked r = requeue_asked("7", info, none, "1", s.runner());
+        CHECK(r.asked);
+        CHECK_THAT(r.by, Catch::Contains("#SBATCH --requeue"));
+    }
+    {  // #SBATCH --no-requeue, yet Requeue=1: the command line overrode it.
+        FakeSlurm s;
+        s.script = {0, "#!/bin/bash\n#SBATCH --no-requeue\nsrun x\n"};
+        CHECK(requeue_asked("7", info, none, "1", s.runner()).asked);
+    }
+    {  // Nothing asked: every source named, and what the site can install.
+        FakeSlurm s;
+        RequeueAsked r = requeue_asked("7", info, none, "1", s.runner());
+        CHECK_FALSE(r.asked);
+        const std::string e = r.explain();
+        CHECK_THAT(e, Catch::Contains("Comment") && Catch::Contains("SubmitLine: not readable") &&
+                          Catch::Contains("accounting storage is disabled") && Catch::Contains("SBATCH_REQUEUE: unset") &&
+                          Catch::Contains("#SBATCH lines: neither") && Catch::Contains("job_submit.lua") &&
+                          Catch::Contains("sacct"));
+        // and the requeue decision says it
+        Options o;
+        RequeueInputs in;
+        in.in_batch_job = in.requeue_allowed = true;
+        in.asked_sources = e;
+        Classification g;
+        g.cls = FailureClass::GpuFault;
+        g.evidence = "Xid 79";
+        CHECK_THAT(decide_requeue(g, o, in).message, Catch::Contains("did not ask") && Catch::Contains(e));
+    }
+    {  // The script unreadable: said so.
+        FakeSlurm s;
+        s.script = {1, "scontrol: error: job script retrieval failed: Access/permission denied\n"};
+        CHECK_THAT(requeue_asked("7", info, none, "1", s.runner()).explain(),
+                   Catch::Contains("batch script: not readable") && Catch::Contains("permission denied"));
+    }
+    {  // Requeue=0: nothing read, nothing run.
+        FakeSlurm s;
+        info.requeue_allowed = false;
+        info.comment = "gputopo:requeue=asked";
+        RequeueAsked r = requeue_asked("7", info, none, "1", s.runner());
+        CHECK_FALSE(r.asked);
+        CHECK(s.ran.empty());
+        CHECK_THAT(r.explain(), Catch::Contains("Requeue=0"));
+    }
 }

@@ -474,3 +474,64 @@ TEST_CASE("above the exact limit the heuristic still finds evident optima", "[pl
     Groups quads = gpus_of(plan(n, all, 6));
     for (size_t q = 0; q < quads.size(); ++q) CHECK(quads[q] == std::vector<int>{int(4 * q), int(4 * q + 1), int(4 * q + 2), int(4 * q + 3)});
 }
+
+TEST_CASE("rule 3, -c N: a task never gets fewer CPUs than it asked while the step has them", "[planner][cpus_per_task]") {
+    // 3 packages, one NUMA node each: NUMA 0 and 1 one core each, NUMA 2 four
+    // cores (SMT2: core c = PUs c, c+6). GPU 0 on NUMA 0, GPU 1 on NUMA 1.
+    NodeBuilder b(2);
+    b.numa(0, 0, 1).numa(1, 1, 1).numa(2, 2, 4);
+    b.gpu(b.bridge(b.host_bridge(0)), 0x10).gpu(b.bridge(b.host_bridge(1)), 0x90);
+    Node n = b.build();
+    PlanRequest r;
+    r.gpus = {0};
+    r.ntasks = 1;
+    // The issue's case: -n1 -c2 --gpus=1, the GPU's NUMA node one core of 2 PUs
+    // (here: -c 3 and -c 4). The GPU's own core first, whole cores next.
+    r.cpus_per_task = 2;
+    CHECK(gputopo::make_plan(n, r).tasks[0].cpus.to_list() == "0,6");
+    r.cpus_per_task = 4;
+    Plan p = gputopo::make_plan(n, r);
+    CHECK(p.tasks[0].cpus.count() == 4);
+    CHECK(p.tasks[0].cpus.contains(CpuSet::parse_list("0,6")));
+    CHECK(whole_cores(n, p.tasks[0].cpus));
+    CHECK(p.tasks[0].mems.size() == 2);
+    CHECK_FALSE(p.notes.empty());
+    r.cpus_per_task = 3;  // an odd count: the GPU's core, one more core would be 4: a single thread
+    p = gputopo::make_plan(n, r);
+    CHECK(p.tasks[0].cpus.count() == 3);
+    CHECK(p.tasks[0].cpus.contains(CpuSet::parse_list("0,6")));
+
+    // The step's cpuset (allowed) bounds it: -c 3 with only 0,6 and 1 allowed.
+    r.allowed_cpus = CpuSet::parse_list("0-1,6");
+    p = gputopo::make_plan(n, r);
+    CHECK(p.tasks[0].cpus.to_list() == "0-1,6");
+    // Fewer allowed than asked: all of them, no more.
+    r.cpus_per_task = 8;
+    CHECK(gputopo::make_plan(n, r).tasks[0].cpus.to_list() == "0-1,6");
+
+    // Two tasks, one GPU each, -c 4, the whole node allowed: each keeps its
+    // GPU's core and takes free cores of NUMA 2; they never share a CPU.
+    r.allowed_cpus.reset();
+    r.gpus = {0, 1};
+    r.ntasks = 2;
+    r.cpus_per_task = 4;
+    p = gputopo::make_plan(n, r);
+    CHECK(p.tasks[0].cpus.contains(CpuSet::parse_list("0,6")));
+    CHECK(p.tasks[1].cpus.contains(CpuSet::parse_list("1,7")));
+    CHECK(p.tasks[0].cpus.count() == 4);
+    CHECK(p.tasks[1].cpus.count() == 4);
+    CHECK_FALSE(p.tasks[0].cpus.intersects(p.tasks[1].cpus));
+    for (const auto& t : p.tasks) CHECK(whole_cores(n, t.cpus));
+
+    // A share that holds N: the first N, whole cores first (unchanged).
+    Node two = two_socket_pcie();
+    PlanRequest q;
+    q.gpus = {0};
+    q.cpus_per_task = 2;
+    CHECK(gputopo::make_plan(two, q).tasks[0].cpus.to_list() == "0,8");
+    // The GPU's NUMA node before the other socket: 4 local cores, -c 10.
+    q.cpus_per_task = 10;
+    p = gputopo::make_plan(two, q);
+    CHECK(p.tasks[0].cpus.contains(CpuSet::parse_list("0-3,8-11")));
+    CHECK(p.tasks[0].cpus.count() == 10);
+}

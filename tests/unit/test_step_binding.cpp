@@ -369,7 +369,8 @@ std::pair<std::string, std::string> applied_in_child(const step::PreparedApply& 
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        std::string out = step::apply_prepared(p);
+        step::Applied a = step::apply_prepared(p);
+        std::string out = (a.cpus ? "cpus;" : "") + a.problem;
         out += "|" + step::current_affinity().to_list();
         (void)!write(fds[1], out.data(), out.size());
         _exit(0);
@@ -401,17 +402,19 @@ TEST_CASE("prepared before the fork, applied after: the same affinity and the sa
     const CpuSet one = CpuSet::range(mine.to_vector().front(), mine.to_vector().front());
 
     auto fine = applied_in_child(step::prepare_apply(action_on(one, {0})));
-    CHECK(fine.first == "");
+    CHECK(fine.first == "cpus;");
     CHECK(fine.second == one.to_list());
 
-    // A NUMA node this host lacks: the CPUs are still bound, the error names the node.
+    // A NUMA node this host lacks: the CPUs are still bound, and the one line
+    // says so: what was applied (the CPUs) and what was not (the memory policy).
     auto no_node = applied_in_child(step::prepare_apply(action_on(one, {999})));
-    CHECK_THAT(no_node.first, Catch::Contains("NUMA node 999 does not exist"));
+    CHECK(no_node.first == "cpus;CPUs " + one.to_list() +
+                               " applied; memory policy not applied: NUMA node 999 does not exist on this host");
     CHECK(no_node.second == one.to_list());
 
     // A CPU beyond the CPU set: nothing applied, the error names the CPU.
     auto too_far = applied_in_child(step::prepare_apply(action_on(CpuSet::range(CPU_SETSIZE, CPU_SETSIZE), {0})));
-    CHECK_THAT(too_far.first, Catch::Contains("beyond this host's CPU set size"));
+    CHECK_THAT(too_far.first, Catch::StartsWith("affinity not applied: ") && Catch::Contains("beyond this host's CPU set size"));
     CHECK(too_far.second == mine.to_list());
 
     // Not to be applied (another host's topology, the user's --cpu-bind): nothing done.
@@ -473,17 +476,17 @@ TEST_CASE("strict fails for a binding not applied, never for the user's own --cp
     Node node = xe8640();
     step::StepSetup setup = xe8640_setup("closest,strict", CpuSet::range(0, 3));  // not the fixture's CPUs
     step::TaskAction off_host = step::StepBinding(setup, node).task(0, env_of({}));
-    CHECK_THAT(step::binding_failure(off_host, ""), Catch::Contains("are not this host's"));
+    CHECK_THAT(step::binding_failure(off_host, {}), Catch::Contains("are not this host's"));
     setup.host_cpus = node.cpus;
     setup.affinity = node.cpus;
     step::TaskAction here = step::StepBinding(setup, node).task(0, env_of({}));
-    CHECK(step::binding_failure(here, "").empty());
-    CHECK_THAT(step::binding_failure(here, "sched_setaffinity(1): Invalid argument"),
+    CHECK(step::binding_failure(here, {true, ""}).empty());
+    CHECK_THAT(step::binding_failure(here, {false, "affinity not applied: sched_setaffinity(1): Invalid argument"}),
                Catch::StartsWith("affinity not applied: sched_setaffinity"));
     setup.env = env_of({{"SLURM_STEP_GPUS", "0,1,2,3"}, {"SLURM_CPU_BIND", "quiet,map_cpu:1,2,3,4"},
                         {"SLURM_CPU_BIND_TYPE", "map_cpu:"}});
     step::TaskAction user = step::StepBinding(setup, node).task(0, env_of({}));
     CHECK(user.user_bound);
     CHECK_FALSE(user.apply_affinity);
-    CHECK(step::binding_failure(user, "").empty());
+    CHECK(step::binding_failure(user, {}).empty());
 }

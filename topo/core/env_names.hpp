@@ -114,6 +114,9 @@ inline constexpr const char* kSlurmNodelist = "SLURM_NODELIST";
 inline constexpr const char* kSlurmNtasks = "SLURM_NTASKS";
 inline constexpr const char* kSlurmProcid = "SLURM_PROCID";
 inline constexpr const char* kSlurmRestartCount = "SLURM_RESTART_COUNT";
+// sbatch reads these as --requeue / --no-requeue (launcher/requeue/requeue_asked.hpp).
+inline constexpr const char* kSbatchRequeue = "SBATCH_REQUEUE";
+inline constexpr const char* kSbatchNoRequeue = "SBATCH_NO_REQUEUE";
 inline constexpr const char* kSlurmStepid = "SLURM_STEPID";
 inline constexpr const char* kSlurmStepId = "SLURM_STEP_ID";
 inline constexpr const char* kSlurmStepGpus = "SLURM_STEP_GPUS";

@@ -371,6 +371,50 @@ std::vector<TaskCpus> allocate_cpus(const Node& node, const std::vector<CpuSet>&
     return to_task_cpus(units, owned);
 }
 
+namespace {
+
+// Whole cores of `pool` (every allowed PU of a core, none already in `out`)
+// that fit in what `out` still lacks of n, then single PUs of `pool`; core order.
+void take_from(const Node& node, const CpuSet& pool, int n, CpuSet& out) {
+    for (const Core& core : node.cores) {
+        if (out.count() >= n) return;
+        const CpuSet pus = core.pus & pool;
+        if (pus.empty() || pus != core.pus - out || out.count() + pus.count() > n) continue;
+        out |= pus;
+    }
+    for (int c : pool.to_vector()) {
+        if (out.count() >= n) return;
+        out.set(c);
+    }
+}
+
+}  // namespace
+
+CpuSet cpus_for_count(const Node& node, const CpuSet& share, const CpuSet& near, const CpuSet& allowed,
+                      const CpuSet& held, int n) {
+    if (n <= 0 || share.count() == n) return share;
+    CpuSet out;
+    if (share.count() > n) {
+        take_from(node, share, n, out);
+        return out;
+    }
+    out = share;
+    const CpuSet anchor = near.empty() ? share : near;
+    CpuSet numa, package;
+    for (const NumaNode& m : node.numa_nodes)
+        if (m.cpus.intersects(anchor)) numa |= m.cpus;
+    for (const Package& p : node.packages)
+        if (p.cpus.intersects(anchor)) package |= p.cpus;
+    const CpuSet rest = allowed - out;
+    const CpuSet levels[] = {rest & numa, (rest & package) - numa, rest - numa - package};
+    for (bool free_ones : {true, false})  // CPUs no other task holds first, then the held ones
+        for (const CpuSet& level : levels) {
+            take_from(node, free_ones ? level - held : level & held, n, out);
+            if (out.count() >= n) return out;
+        }
+    return out;
+}
+
 std::vector<int> numa_nodes_of(const Node& node, const CpuSet& cpus) {
     std::vector<int> out;
     for (const NumaNode& m : node.numa_nodes)

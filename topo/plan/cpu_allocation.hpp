@@ -55,6 +55,21 @@ struct TaskCpus {
 std::vector<TaskCpus> allocate_cpus(const Node& node, const std::vector<CpuSet>& domains, const CpuSet& allowed,
                                     bool whole_cores, std::vector<std::string>& notes);
 
+// The CPUs a task asking for `n` CPUs (-c/--cpus-per-task, SLURM_CPUS_PER_TASK)
+// gets, never fewer than n while `allowed` has them:
+//  - its planned `share` has n or more: the first n of it, whole cores first
+//    (cores in the node's order, every hardware thread of a core that lies
+//    wholly in the share), then single threads of the cores left;
+//  - fewer (its GPUs' local CPUs are fewer than it asked Slurm for): all of the
+//    share, then the nearest other CPUs of `allowed` (the task's cpuset): the
+//    NUMA nodes of `near` (the CPUs local to its GPUs; the share when that is
+//    empty) first, then their packages, then the rest; in each level whole
+//    cores before single threads, core order; CPUs in `held` (other tasks'
+//    CPUs) only after every free one, in the same order.
+// n <= 0: the share as it is.
+CpuSet cpus_for_count(const Node& node, const CpuSet& share, const CpuSet& near, const CpuSet& allowed,
+                      const CpuSet& held, int n);
+
 // The NUMA nodes (OS indices) holding CPUs of `cpus`, sorted: the memory a task
 // on those CPUs is bound to.
 std::vector<int> numa_nodes_of(const Node& node, const CpuSet& cpus);

@@ -35,6 +35,11 @@
 //    blocks (sizes differ by at most one core). GPUs of unknown locality and
 //    CPU-only steps: the allowed cores spread evenly. Cores local to no task
 //    stay unused. mems: the NUMA nodes of the CPUs.
+//  * -c N (cpus_per_task): a task never gets fewer than N CPUs while the
+//    step has them: the first N of its share, whole cores first; a share
+//    smaller than N (fewer CPUs local to its GPUs than asked) grows by the
+//    nearest other allowed CPUs: its GPUs' NUMA nodes, their packages, the
+//    rest; whole cores first; CPUs no task uses before other tasks' CPUs.
 //  * Every task that can have a CPU local to its GPUs has one (a maximum
 //    matching of tasks to allowed local cores): a task whose GPUs span NUMA
 //    nodes never takes the last local core of a task on one of them.
@@ -122,24 +127,6 @@ void validate(const Node& node, const PlanRequest& req) {
     if (req.cpus_per_task < 0)
         throw PlanError("CPUs per task must be 0 (all of its share) or more (got " +
                         std::to_string(req.cpus_per_task) + ")");
-}
-
-// The first `n` CPUs of `cpus`, whole cores first (cores in the node's order,
-// every hardware thread of a core that lies wholly in `cpus`), then single
-// threads of the cores left. `cpus` itself when it has no more than n.
-CpuSet first_cpus(const Node& node, const CpuSet& cpus, int n) {
-    if (n <= 0 || cpus.count() <= n) return cpus;
-    CpuSet out;
-    for (const Core& core : node.cores) {
-        if (!cpus.contains(core.pus) || out.count() + core.pus.count() > n) continue;
-        out |= core.pus;
-        if (out.count() == n) return out;
-    }
-    for (int c : cpus.to_vector()) {
-        if (out.count() >= n) break;
-        if (!out.test(c)) out.set(c);
-    }
-    return out;
 }
 
 // How the allocation is cut: group kinds (sizes and counts; an uncosted kind
@@ -284,11 +271,30 @@ Plan make_plan(const Node& node, const PlanRequest& req) {
     if (unknown_locality) plan.notes.push_back("some GPUs have no known CPU locality: their tasks' CPUs are spread evenly");
     CpuSet allowed = req.allowed_cpus ? *req.allowed_cpus : node.cpus;
     std::vector<TaskCpus> cpus = allocate_cpus(node, domains, allowed, req.whole_cores, plan.notes);
+    // -c N: each task gets N CPUs (cpus_for_count). Tasks whose share holds
+    // them take theirs first; then a task with a smaller share takes the
+    // nearest others, CPUs no task uses before other tasks' CPUs.
+    const int want = req.cpus_per_task;
+    const CpuSet usable = node.cpus.empty() ? allowed : (node.cpus & allowed);
+    CpuSet held;
     for (size_t t = 0; t < plan.tasks.size(); ++t) {
-        plan.tasks[t].cpus = first_cpus(node, cpus[t].cpus, req.cpus_per_task);
-        plan.tasks[t].mems = cpus[t].mems;
-        if (req.cpus_per_task > 0) plan.tasks[t].mems = numa_nodes_of(node, plan.tasks[t].cpus);
+        const CpuSet& share = cpus[t].cpus;
+        if (share.count() >= want) plan.tasks[t].cpus = cpus_for_count(node, share, domains[t], usable, CpuSet(), want);
+        held |= share.count() >= want ? plan.tasks[t].cpus : share;
     }
+    std::vector<int> topped;
+    for (size_t t = 0; t < plan.tasks.size(); ++t) {
+        const CpuSet& share = cpus[t].cpus;
+        if (share.count() < want) {
+            plan.tasks[t].cpus = cpus_for_count(node, share, domains[t], usable, held - share, want);
+            held |= plan.tasks[t].cpus;
+            if (plan.tasks[t].cpus.count() > share.count()) topped.push_back(static_cast<int>(t));
+        }
+        plan.tasks[t].mems = want > 0 ? numa_nodes_of(node, plan.tasks[t].cpus) : cpus[t].mems;
+    }
+    if (!topped.empty())
+        plan.notes.push_back("tasks " + join_ints(topped) + ": fewer CPUs local to their GPUs than the " +
+                             std::to_string(want) + " each asked for (-c): they also use the nearest other CPUs");
 
     // NICs.
     if (n > 0) {

@@ -33,7 +33,8 @@ struct PlanRequest {
     // them. Empty: the planner groups `gpus` itself.
     std::vector<std::vector<int>> task_gpus;
     // CPUs each task gets (-c/--cpus-per-task): the first N of its planned CPUs,
-    // whole cores first; 0: its whole share.
+    // whole cores first; never fewer than N while the allowed CPUs have them
+    // (cpu_allocation.hpp cpus_for_count); 0: its whole share.
     int cpus_per_task = 0;
 };
 
