@@ -1,4 +1,4 @@
-# Helpers for the gputopo run cluster tests (t_job_restart.sh, t_job_spares.sh):
+# Helpers for the gputopo run cluster tests (t_job_restart.sh, t_job_spares.sh, t_job_torch.sh):
 # wall-clock stamps, their arithmetic, and the job-level event log. Sourced.
 now() { date +%s.%N; }
 # sub A B: A - B, two decimals; le A B: exit 0 when A <= B.
@@ -9,3 +9,10 @@ latest() { sort -n "$1" 2>/dev/null | tail -n 1 | cut -d' ' -f1; }
 earliest() { sort -n "$1" 2>/dev/null | head -n 1 | cut -d' ' -f1; }
 # events DIR: the JSON lines gputopo run logged for the job run in DIR.
 events() { cat "$1"/state/gputopo-launch.*.job.jsonl 2>/dev/null; }
+# ev DIR PYTHON-EXPR: exit 0 when some event e of DIR makes the expression true.
+ev() {
+    events "$1" | python3 -c "
+import json, sys
+ev = [json.loads(l) for l in sys.stdin if l.strip()]
+sys.exit(0 if any(eval(sys.argv[1], {}, {'e': e}) for e in ev) else 1)" "$2"
+}

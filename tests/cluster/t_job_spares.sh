@@ -32,13 +32,6 @@ G=$CLUSTER_BUILD/gputopo
 PY=/usr/bin/python3
 w=$CLUSTER_DIR/tmp/job-spares.$$
 mkdir -p "$w/c" "$w/d"
-# ev DIR PYTHON-EXPR: exit 0 when some event e of DIR makes the expression true.
-ev() {
-    events "$1" | python3 -c "
-import json, sys
-ev = [json.loads(l) for l in sys.stdin if l.strip()]
-sys.exit(0 if any(eval(sys.argv[1], {}, {'e': e}) for e in ev) else 1)" "$2"
-}
 # ev_unix DIR NAME: the unix time of the first event NAME.
 ev_unix() {
     events "$1" | python3 -c "

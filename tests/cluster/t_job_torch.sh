@@ -37,12 +37,6 @@ G=$CLUSTER_BUILD/gputopo
 w=$CLUSTER_DIR/tmp/job-torch.$$
 mkdir -p "$w/a" "$w/b"
 chmod 755 "$CLUSTER_DIR/tmp" "$w" "$w/a" "$w/b"
-ev() {  # ev DIR PYTHON-EXPR: exit 0 when some event e of DIR makes it true
-    events "$1" | python3 -c "
-import json, sys
-ev = [json.loads(l) for l in sys.stdin if l.strip()]
-sys.exit(0 if any(eval(sys.argv[1], {}, {'e': e}) for e in ev) else 1)" "$2"
-}
 # on_node FILE NODE: the RANKs FILE's lines give for NODE, sorted.
 on_node() { grep " node=$2 " "$1" 2>/dev/null | sed -n 's/^rank=\([0-9]*\) .*/\1/p' | sort -n | tr '\n' ' '; }
 # steps_ok FILE FROM: FILE's steps are FROM+1, FROM+2, ... each once.
