@@ -27,7 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ro.feed(out.data(), out.size(), false);
     StepEndFacts f;
     f.events = srun_events(ro.srun_tail());
-    for (int r : ro.ranks_seen()) f.rank_tails[r] = ro.rank_tail(r);
+    for (int r : ro.ranks_seen()) {
+        f.rank_tails[r] = ro.rank_tail(r);
+        f.rank_exceptions[r] = ro.rank_exception(r);
+    }
     f.slots = {"n1", "n2", "n3", "n4"};
     f.tasks_per_node = 2;
     f.srun_status = 1;

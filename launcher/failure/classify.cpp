@@ -144,6 +144,13 @@ bool find_peer_evidence(const std::string& tail, std::string& line) {
     return false;
 }
 
+bool is_exception_line(const std::string& l) {
+    size_t n = 0;
+    while (n < l.size() && (std::isalnum(static_cast<unsigned char>(l[n])) || l[n] == '_' || l[n] == '.')) ++n;
+    if (n == 0 || std::isdigit(static_cast<unsigned char>(l[0]))) return false;
+    return n == l.size() || l.compare(n, 2, ": ") == 0;
+}
+
 std::string find_exception_line(const std::string& text) {
     std::vector<std::string> ls = lines_of(text);
     size_t tb = ls.size();
@@ -153,14 +160,8 @@ std::string find_exception_line(const std::string& text) {
             break;
         }
     // The first such line after the frames (later lines are the program's teardown).
-    for (size_t i = tb + 1; i < ls.size(); ++i) {
-        const std::string& l = ls[i];
-        // "Name: message" or "Name" at column 0, Name a dotted identifier.
-        size_t n = 0;
-        while (n < l.size() && (std::isalnum(static_cast<unsigned char>(l[n])) || l[n] == '_' || l[n] == '.')) ++n;
-        if (n == 0 || std::isdigit(static_cast<unsigned char>(l[0]))) continue;
-        if (n == l.size() || l.compare(n, 2, ": ") == 0) return clip(l);
-    }
+    for (size_t i = tb + 1; i < ls.size(); ++i)
+        if (is_exception_line(ls[i])) return clip(ls[i]);
     return "";
 }
 

@@ -79,5 +79,8 @@ bool find_nccl_error(const std::string& text, std::string& line, bool& local);
 // ("ZeroDivisionError: division by zero"), clipped; "" when the text has no
 // traceback.
 std::string find_exception_line(const std::string& text);
+// Whether `line` is shaped like a traceback's last line ("Name: message" or
+// "Name" at column 0, Name a dotted identifier).
+bool is_exception_line(const std::string& line);
 
 }  // namespace gputopo::launch

@@ -147,6 +147,7 @@ struct StepRun {
     bool start_stuck = false;      // Slurm had not created the step within --start-timeout
     std::string srun_tail;         // srun's own lines
     std::map<int, std::string> rank_tails;
+    std::map<int, std::string> rank_exceptions;
 };
 
 // The job's steps Slurm lists ("ID|NAME", all but batch/extern; a step srun still
@@ -256,7 +257,10 @@ public:
         run.srun_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         run.srun_tail = out_.srun_tail();
         run.end.stderr_tail = run.srun_tail;
-        for (int r : out_.ranks_seen()) run.rank_tails[r] = out_.rank_tail(r);
+        for (int r : out_.ranks_seen()) {
+            run.rank_tails[r] = out_.rank_tail(r);
+            if (std::string x = out_.rank_exception(r); !x.empty()) run.rank_exceptions[r] = x;
+        }
         return run;
     }
 
@@ -416,6 +420,7 @@ Verdict judge(const StepRun& run, const NodePool& pool, int tasks_per_node, cons
     StepEndFacts f;
     f.events = srun_events(run.srun_tail);
     f.rank_tails = run.rank_tails;
+    f.rank_exceptions = run.rank_exceptions;
     f.slots = pool.slots;
     f.tasks_per_node = tasks_per_node;
     f.srun_status = run.srun_status;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "launcher/failure/classify.hpp"
+
 namespace gputopo::launch::job {
 
 namespace {
@@ -41,11 +43,18 @@ std::string RankOutput::line_out(const std::string& line, bool err) {
     const std::string text = line.substr(start);
     if (err) {
         auto t = tails_.find(r);
-        if (t == tails_.end() && tails_.size() < max_ranks_) t = tails_.emplace(r, std::string()).first;
+        if (t == tails_.end() && tails_.size() < max_ranks_) t = tails_.emplace(r, RankText{}).first;
         if (t != tails_.end()) {
-            t->second += text;
-            t->second += '\n';
-            keep_last(t->second, tail_bytes_);
+            RankText& rt = t->second;
+            rt.tail += text;
+            rt.tail += '\n';
+            keep_last(rt.tail, tail_bytes_);
+            if (text.rfind("Traceback (most recent call last):", 0) == 0) {
+                rt.in_traceback = true;
+            } else if (rt.in_traceback && is_exception_line(text)) {
+                rt.exception = text.substr(0, 300);
+                rt.in_traceback = false;
+            }
         }
     }
     return (strip_ ? text : line) + "\n";
@@ -80,7 +89,12 @@ std::string RankOutput::flush(bool err) {
 
 std::string RankOutput::rank_tail(int rank) const {
     auto t = tails_.find(rank);
-    return t == tails_.end() ? std::string() : t->second;
+    return t == tails_.end() ? std::string() : t->second.tail;
+}
+
+std::string RankOutput::rank_exception(int rank) const {
+    auto t = tails_.find(rank);
+    return t == tails_.end() ? std::string() : t->second.exception;
 }
 
 std::vector<int> RankOutput::ranks_seen() const {

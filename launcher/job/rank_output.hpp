@@ -29,6 +29,9 @@ public:
 
     // The last bytes rank `rank` wrote to stderr; "" none.
     std::string rank_tail(int rank) const;
+    // The exception line of the last Python traceback rank `rank` printed, kept
+    // however much it printed after it (a framework's teardown warnings); "" none.
+    std::string rank_exception(int rank) const;
     // srun's own lines (no label), the last kSrunTail bytes.
     const std::string& srun_tail() const { return srun_tail_; }
     // Every rank that wrote to stderr (those tracked: the first max_ranks).
@@ -44,7 +47,12 @@ private:
     bool strip_;
     size_t max_ranks_, tail_bytes_;
     std::string partial_[2];
-    std::map<int, std::string> tails_;
+    struct RankText {
+        std::string tail;
+        std::string exception;
+        bool in_traceback = false;
+    };
+    std::map<int, RankText> tails_;
     std::string srun_tail_;
 };
 

@@ -107,8 +107,12 @@ std::vector<RankEnd> rank_ends(const StepEndFacts& f, const ClassifyPolicy& poli
             end.term_signal = e.term_signal;
             auto t = f.rank_tails.find(re.rank);
             if (t != f.rank_tails.end()) end.stderr_tail = t->second;
+            auto x = f.rank_exceptions.find(re.rank);
+            re.exception = x != f.rank_exceptions.end() ? x->second : find_exception_line(end.stderr_tail);
+            // The exception line is evidence even when the tail no longer holds it.
+            if (!re.exception.empty() && end.stderr_tail.find(re.exception) == std::string::npos)
+                end.stderr_tail += re.exception + "\n";
             re.cls = classify(end, policy);
-            re.exception = find_exception_line(end.stderr_tail);
             ends.push_back(std::move(re));
         }
     }

@@ -38,6 +38,7 @@ std::vector<SrunEvent> srun_events(const std::string& text);
 struct StepEndFacts {
     std::vector<SrunEvent> events;             // srun_events of srun's own lines
     std::map<int, std::string> rank_tails;     // what each rank wrote to stderr, last bytes (RankOutput)
+    std::map<int, std::string> rank_exceptions;  // each rank's last Python exception line (RankOutput)
     std::vector<std::string> slots;            // the step's nodes, slot order
     int tasks_per_node = 1;
     std::vector<std::string> slurm_lost;       // slot nodes Slurm reports down / not responding

@@ -126,5 +126,5 @@ if grep -q "gputopo run exit 1" "$w/b/job.out" && [ ! -e "$w/b/start.1" ] &&
    [ "$(job_field "$jb" Restarts)" = 0 ]; then
     tap_ok "$name"
 else
-    tap_not_ok "$name" "$(grep '^gputopo run\|^srun' "$w/b/job.out" | tail -n 8 | tr '\n' ';') restarts=$(job_field "$jb" Restarts)"
+    tap_not_ok "$name" "$(grep -v 'IPv6' "$w/b/job.out" | tail -n 25 | tr '\n' ';') restarts=$(job_field "$jb" Restarts)"
 fi

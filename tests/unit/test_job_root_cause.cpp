@@ -168,6 +168,14 @@ TEST_CASE("gputopo run: srun's labels come off, each rank's stderr is kept apart
     CHECK(small.rank_tail(0).size() <= 64);
     std::string endless(3 * RankOutput::kMaxLine, 'y');
     CHECK(small.feed(endless.data(), endless.size(), false).size() >= 2 * RankOutput::kMaxLine);
+    // The exception is kept however much the rank prints after it (torch 2's teardown warnings).
+    RankOutput chatty(4, true, 4, 256);
+    std::string lines = std::string(" 1: Traceback (most recent call last):\n 1:   File \"t.py\", line 3\n") +
+                        " 1: ZeroDivisionError: division by zero\n";
+    for (int i = 0; i < 50; ++i) lines += " 1: [rank1]:[W1205] Warning: process group has NOT been destroyed\n";
+    chatty.feed(lines.data(), lines.size(), true);
+    CHECK(find_exception_line(chatty.rank_tail(1)).empty());
+    CHECK(chatty.rank_exception(1) == "ZeroDivisionError: division by zero");
     // A user who labels srun's output keeps the labels.
     RankOutput kept(4, false);
     CHECK(kept.feed("2: x\n", 5, true) == "2: x\n");
