@@ -144,6 +144,16 @@ bool find_peer_evidence(const std::string& tail, std::string& line) {
     return false;
 }
 
+std::string without_rank_prefix(const std::string& line) {
+    if (line.rfind("[rank", 0) != 0) return line;
+    size_t i = 5;
+    while (i < line.size() && i < 15 && std::isdigit(static_cast<unsigned char>(line[i]))) ++i;
+    if (i == 5 || line.compare(i, 2, "]:") != 0) return line;
+    i += 2;
+    if (i < line.size() && line[i] == ' ') ++i;
+    return line.substr(i);
+}
+
 bool is_exception_line(const std::string& l) {
     size_t n = 0;
     while (n < l.size() && (std::isalnum(static_cast<unsigned char>(l[n])) || l[n] == '_' || l[n] == '.')) ++n;
@@ -153,6 +163,7 @@ bool is_exception_line(const std::string& l) {
 
 std::string find_exception_line(const std::string& text) {
     std::vector<std::string> ls = lines_of(text);
+    for (auto& l : ls) l = without_rank_prefix(l);
     size_t tb = ls.size();
     for (size_t i = ls.size(); i-- > 0;)
         if (ls[i].rfind("Traceback (most recent call last):", 0) == 0) {

@@ -82,5 +82,8 @@ std::string find_exception_line(const std::string& text);
 // Whether `line` is shaped like a traceback's last line ("Name: message" or
 // "Name" at column 0, Name a dotted identifier).
 bool is_exception_line(const std::string& line);
+// `line` without the "[rankN]: " that torch 2.x puts before each line of an
+// exception it prints in a distributed job.
+std::string without_rank_prefix(const std::string& line);
 
 }  // namespace gputopo::launch

@@ -49,10 +49,11 @@ std::string RankOutput::line_out(const std::string& line, bool err) {
             rt.tail += text;
             rt.tail += '\n';
             keep_last(rt.tail, tail_bytes_);
-            if (text.rfind("Traceback (most recent call last):", 0) == 0) {
+            const std::string bare = without_rank_prefix(text);
+            if (bare.rfind("Traceback (most recent call last):", 0) == 0) {
                 rt.in_traceback = true;
-            } else if (rt.in_traceback && is_exception_line(text)) {
-                rt.exception = text.substr(0, 300);
+            } else if (rt.in_traceback && is_exception_line(bare)) {
+                rt.exception = bare.substr(0, 300);
                 rt.in_traceback = false;
             }
         }

@@ -135,6 +135,13 @@ TEST_CASE("gputopo run: Python's exception line", "[job][root]") {
     CHECK(find_exception_line(std::string(kPeerLost) + "WARNING: teardown\n").rfind("RuntimeError: [", 0) == 0);
     CHECK(find_exception_line("Traceback (most recent call last):\n  File \"x\", line 1\nKeyboardInterrupt\n") == "KeyboardInterrupt");
     CHECK(find_exception_line("ZeroDivisionError: no traceback here\n").empty());
+    // torch 2.x puts "[rankN]: " before each line of an exception in a distributed job.
+    CHECK(find_exception_line("[rank1]: Traceback (most recent call last):\n[rank1]:   File \"t.py\", line 3\n"
+                              "[rank1]: ZeroDivisionError: division by zero\n") == "ZeroDivisionError: division by zero");
+    RankOutput torch2(4);
+    const std::string t2 = " 1: [rank1]: Traceback (most recent call last):\n 1: [rank1]: ZeroDivisionError: division by zero\n";
+    torch2.feed(t2.data(), t2.size(), true);
+    CHECK(torch2.rank_exception(1) == "ZeroDivisionError: division by zero");
 }
 
 TEST_CASE("gputopo run: srun's labels come off, each rank's stderr is kept apart, bounded", "[job][root]") {
