@@ -227,7 +227,9 @@ TEST_CASE("a 1M-bit --cpu-bind mask is not copied per task per task before the f
                 if (t == 0) first = d;
             }
             const double took = std::chrono::duration<double>(clock::now() - t0).count();
-            CHECK(took < 3.0);  // 256 tasks: 31 s before (the mask copied 256 x 256 times)
+            // 256 tasks: 31 s before (the mask copied 256 x 256 times); 0.3 s now at -O2, 3.5 s
+            // under ASan+UBSan on this 2-core machine: 10 s tells the two apart in both builds.
+            CHECK(took < 10.0);
             if (std::string(bind) == "gpu:per_task:1") CHECK(first.gpus == std::vector<int>{0});
         }
     }
