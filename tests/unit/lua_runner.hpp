@@ -4,7 +4,11 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <string>
+
+#include "tests/unit/fixtures.hpp"
 
 namespace gputopo_test {
 
@@ -33,6 +37,19 @@ inline std::string run_lua(const std::string& code) {
     }
     close_state(L);
     return out;
+}
+
+// A fresh directory holding the shipped etc/job_submit.lua and a topology.conf
+// with `topology` beside it, as slurmctld has them; "" when it cannot be made.
+inline std::string job_submit_dir(const std::string& topology) {
+    char dir[] = "/tmp/gputopo-lua-XXXXXX";
+    if (!mkdtemp(dir)) return "";
+    const std::string d = dir;
+    std::ifstream in(source_dir() + "/etc/job_submit.lua");
+    std::ofstream out(d + "/job_submit.lua");
+    out << in.rdbuf();
+    std::ofstream(d + "/topology.conf") << topology;
+    return d;
 }
 
 }  // namespace gputopo_test

@@ -18,15 +18,8 @@ namespace {
 // that ends in `return <string>`) after loading it with a recording slurm table and an
 // io.open that counts the opens of topology.conf (`opens`).
 std::string run_job_submit(const std::string& topology, const std::string& body) {
-    char dir[] = "/tmp/gputopo-lua-XXXXXX";
-    REQUIRE(mkdtemp(dir) != nullptr);
-    const std::string d = dir;
-    {
-        std::ifstream in(gputopo_test::source_dir() + "/etc/job_submit.lua");
-        std::ofstream out(d + "/job_submit.lua");
-        out << in.rdbuf();
-        std::ofstream(d + "/topology.conf") << topology;
-    }
+    const std::string d = gputopo_test::job_submit_dir(topology);
+    REQUIRE(!d.empty());
     const std::string harness = R"(
 local logs = {}
 slurm = { SUCCESS = 0, ERROR = -1, log_info = function(fmt, ...) logs[#logs + 1] = string.format(fmt, ...) end }
@@ -47,7 +40,7 @@ end
     const std::string out = gputopo_test::run_lua(harness);
     std::remove((d + "/job_submit.lua").c_str());
     std::remove((d + "/topology.conf").c_str());
-    rmdir(dir);
+    rmdir(d.c_str());
     return out;
 }
 

@@ -592,16 +592,9 @@ TEST_CASE("layout: gputopo-launch --layout sets RANK from the placement; --gpu-t
 
 TEST_CASE("layout: job_submit.lua asks for a --segment that keeps TP*CP*EP blocks inside a block", "[layout][lua]") {
     // The shipped job_submit.lua beside a topology.conf with 18-node blocks (GB200 NVL72 racks).
-    char dir[] = "/tmp/gputopo-lua-XXXXXX";
-    REQUIRE(mkdtemp(dir) != nullptr);
-    const std::string d = dir;
-    {
-        std::ifstream in(gputopo_test::source_dir() + "/etc/job_submit.lua");
-        std::ofstream out(d + "/job_submit.lua");
-        out << in.rdbuf();
-        std::ofstream topo(d + "/topology.conf");
-        topo << "BlockName=rack1 Nodes=gb[001-018]\nBlockName=rack2 Nodes=gb[019-036]\nBlockSizes=18\n";
-    }
+    const std::string d =
+        gputopo_test::job_submit_dir("BlockName=rack1 Nodes=gb[001-018]\nBlockName=rack2 Nodes=gb[019-036]\nBlockSizes=18\n");
+    REQUIRE(!d.empty());
     // segment_size = 0: the field as Slurm 26.05's job_submit/lua shows it when the user gave
     // none; without it (nil), as 23.11-25.11 show every job (no such field there).
     const std::string harness = R"(
@@ -637,7 +630,7 @@ return got .. "|" .. logs[#logs])";
     const std::string out = gputopo_test::run_lua(harness);
     std::remove((d + "/job_submit.lua").c_str());
     std::remove((d + "/topology.conf").c_str());
-    rmdir(dir);
+    rmdir(d.c_str());
     if (out.empty()) {
         WARN("liblua5.1.so.0 is not installed: job_submit.lua not run");
         return;
