@@ -11,6 +11,12 @@ beside the training script works as well.
         gputopo_run.heartbeat(step)            # from the training loop itself
         if saved: gputopo_run.report_checkpoint(path)   # rank 0
 
+For `gputopo run --slow-nodes`, the part of each step that does not wait for
+the other ranks goes inside `with gputopo_run.busy():` (or the program passes
+the seconds it measured itself: heartbeat(step, busy=SECONDS)): in data
+parallelism every rank's step counter advances at the slowest rank's pace, and
+only the time in its own work tells the slow node apart.
+
 Call heartbeat() from the loop that makes progress, not from a thread of its
 own: the step it is given is the progress `--hang-timeout` watches. The helper
 adds a writer thread of its own that only says the process lives and where the
@@ -24,7 +30,7 @@ import sys
 import threading
 import time
 
-__all__ = ["heartbeat", "report_checkpoint", "last_checkpoint", "restart_count", "rank"]
+__all__ = ["heartbeat", "busy", "report_checkpoint", "last_checkpoint", "restart_count", "rank"]
 
 # Relative paths in GPUTOPO_* count from where the program started, not from a
 # directory it changes to later (Hydra before 1.2 does).
@@ -36,6 +42,7 @@ _lock = threading.Lock()
 _writer = None
 _warned = False
 _loop_thread = None  # the thread that calls heartbeat(): the training loop
+_busy_total = None  # seconds in busy() sections and heartbeat(busy=) so far; None: never reported
 # The frameworks whose calls wait for the other ranks (collectives, backward).
 _FRAMEWORKS = ("torch",)
 
@@ -110,7 +117,8 @@ def _where():
 def _write_beat(path, where=None):
     state, place = where or _where()
     with _lock:
-        text = "%d %.6f %s %s\n" % (_progress, _progress_time, state, place)
+        text = "%d %.6f %s %s" % (_progress, _progress_time, state, place)
+        text += "\n" if _busy_total is None else " %.6f\n" % _busy_total
     try:
         _write_file(path, text)
         return True
@@ -127,11 +135,37 @@ def _keep_alive(path, interval):
         _write_beat(path)
 
 
-def heartbeat(step=None, min_interval=1.0):
+def _add_busy(seconds):
+    global _busy_total
+    with _lock:
+        _busy_total = (_busy_total or 0.0) + max(0.0, float(seconds))
+
+
+class busy(object):
+    """`with gputopo_run.busy(): ...` around the part of a training step that does
+    not wait for the other ranks (on CPU: forward, the loss; on GPUs the kernels
+    run later: synchronize before leaving it, or time them with CUDA events and
+    pass heartbeat(step, busy=SECONDS) instead). Its wall time, summed, is what
+    `gputopo run` compares between nodes to find a slow one. Cheap (two clock
+    reads); outside `gputopo run` nothing reads it."""
+
+    def __enter__(self):
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        _add_busy(time.perf_counter() - self._t0)
+        return False
+
+
+def heartbeat(step=None, min_interval=1.0, busy=None):
     """Records progress: `step` (the training step reached, an int) or, without
     it, one step more than the last call. Call it from the training loop itself.
+    `busy`: seconds of this step the rank spent in its own work (not waiting for
+    other ranks), when the program measures that itself (CUDA events); else the
+    gputopo_run.busy() sections count it.
 
-    The file GPUTOPO_HEARTBEAT names (%r = the rank) holds "STEP UNIX_TIME"; it is
+    The file GPUTOPO_HEARTBEAT names (%r = the rank) holds "STEP UNIX_TIME STATE WHERE [BUSY]"; it is
     written at most once per `min_interval` seconds from here, and once a second
     by a writer thread while the process lives (the thread says the process is
     alive, only the loop says it makes progress). Never raises: a file that cannot
@@ -142,6 +176,8 @@ def heartbeat(step=None, min_interval=1.0):
     if not path:
         return False
     _loop_thread = threading.get_ident()
+    if busy is not None:
+        _add_busy(busy)
     with _lock:
         new = int(step) if step is not None else _progress + 1
         if new != _progress or _progress_time == 0.0:

@@ -27,10 +27,19 @@ Beat parse_beat(const std::string& text, double mtime) {
     const std::string tail = end;
     if (tail.size() >= 3 && tail[0] == ' ' && (tail[1] == 'c' || tail[1] == 'u') && tail[2] == ' ') {
         b.state = tail[1];
-        for (size_t i = 3; i < tail.size() && b.where.size() < 80; ++i) {
+        size_t i = 3;
+        for (; i < tail.size() && b.where.size() < 80; ++i) {
             const char ch = tail[i];
             if (ch == '\n' || ch == ' ') break;
             b.where += (ch >= 0x21 && ch < 0x7f) ? ch : '?';
+        }
+        // Optional: " 12.345" the busy seconds so far (gputopo_run.busy()).
+        if (i < tail.size() && tail[i] == ' ') {
+            const std::string num = tail.substr(i + 1, 24);
+            char* bend = nullptr;
+            const double busy = std::strtod(num.c_str(), &bend);
+            if (bend != num.c_str() && (*bend == '\0' || *bend == '\n') && std::isfinite(busy) && busy >= 0 && busy <= 1e9)
+                b.busy = busy;
         }
     }
     return b;
@@ -57,6 +66,7 @@ void BeatTracker::update(int rank, const Beat& b, double now) {
     if (b.progress >= 0) {
         r.state = b.state;
         r.where = b.where;
+        r.busy = b.busy;
     }
     if (b.progress >= 0 && b.progress != r.progress) {
         r.progress = b.progress;

@@ -1,6 +1,6 @@
 // The ranks' heartbeats and what a silence means. A heartbeat file is either
 // touched (its time is all it says), or written by the Python helper
-// (python/gputopo_run.py) as "PROGRESS UNIX_TIME": the training step the rank
+// (python/gputopo_run.py) as "PROGRESS UNIX_TIME [STATE WHERE [BUSY]]": the training step the rank
 // has reached, and a writer of the helper's own that rewrites it every second
 // while the process lives. So a rank that is alive but makes no progress (in a
 // collective, waiting for a peer) tells itself apart from one that stopped (the
@@ -30,8 +30,9 @@ struct Beat {
     long long progress = -1;  // -1: the file carries no progress (touched)
     char state = '-';         // 'c': the rank's loop is inside the framework (a collective, backward); 'u': in the program's own code
     std::string where;        // "train.py:57": where the loop is (the helper's writer looks every second)
+    double busy = -1;         // seconds the rank spent in its own work so far (gputopo_run.busy()); -1 not reported
 };
-// "PROGRESS UNIX_TIME [STATE WHERE]\n" (PROGRESS 0..10^15); anything else is a touched file.
+// "PROGRESS UNIX_TIME [STATE WHERE [BUSY]]\n" (PROGRESS 0..10^15, BUSY 0..10^9 s); anything else is a touched file.
 Beat parse_beat(const std::string& text, double mtime);
 // Reads a rank's file (at most 256 bytes, no link, no FIFO, the user's own).
 Beat read_beat(const std::string& path);
@@ -44,6 +45,7 @@ struct RankBeat {
     double mtime = -1;
     char state = '-';
     std::string where;
+    double busy = -1;  // the rank's busy seconds so far (slow_nodes.hpp); -1 not reported
 };
 
 class BeatTracker {
@@ -72,6 +74,7 @@ struct HangVerdict {
     std::string node;       // its node; "" none blamed
     double silent_s = 0;    // how long the blamed (else the stalest) rank made no progress
     bool startup = false;   // before the first step
+    bool slow = false;      // not a hang: a slow node ended at a checkpoint to be replaced (slow_nodes.hpp)
     std::string evidence;   // one line
 };
 

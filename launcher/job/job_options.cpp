@@ -43,6 +43,22 @@ double parse_seconds(const std::string& opt, const std::string& v, double lo, do
     return d * u->second;
 }
 
+// A fraction in (0, 1): "0.5".
+double parse_fraction(const std::string& opt, const std::string& v) {
+    errno = 0;
+    char* end = nullptr;
+    const double d = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end || errno || !std::isfinite(d) || d <= 0 || d >= 1)
+        throw JobUsageError(opt + " '" + v + "': expected a fraction between 0 and 1 (e.g. 0.5)");
+    return d;
+}
+
+SlowAction parse_slow_action(const std::string& opt, const std::string& v) {
+    for (SlowAction a : {SlowAction::Off, SlowAction::Report, SlowAction::Replace})
+        if (v == slow_action_name(a)) return a;
+    throw JobUsageError(opt + " '" + v + "': expected off, report or replace");
+}
+
 using Setter = std::function<void(JobOptions&, const std::string& opt, const std::string& value)>;
 
 const std::map<std::string, Setter>& setters() {
@@ -67,6 +83,10 @@ const std::map<std::string, Setter>& setters() {
         {"--checkpoint-cost", [](JobOptions& o, const std::string& k, const std::string& v) { o.checkpoint_cost_s = parse_seconds(k, v, 0.001, 86400); }},
         {"--checkpoint-persist", [](JobOptions& o, const std::string& k, const std::string& v) { o.checkpoint_persist_s = parse_seconds(k, v, 0, 86400); }},
         {"--mtbf-per-node", [](JobOptions& o, const std::string& k, const std::string& v) { o.mtbf_per_node_s = parse_seconds(k, v, 60, 1e12); }},
+        {"--slow-nodes", [](JobOptions& o, const std::string& k, const std::string& v) { o.slow.action = parse_slow_action(k, v); }},
+        {"--slow-fraction", [](JobOptions& o, const std::string& k, const std::string& v) { o.slow.fraction = parse_fraction(k, v); }},
+        {"--slow-windows", [](JobOptions& o, const std::string& k, const std::string& v) { o.slow.windows = int(parse_count(k, v, 1, 1000)); }},
+        {"--slow-window", [](JobOptions& o, const std::string& k, const std::string& v) { o.slow.window_s = parse_seconds(k, v, 1, 86400); }},
         {"--srun-arg", [](JobOptions& o, const std::string&, const std::string& v) { o.srun_args.push_back(v); }},
     };
     return s;
@@ -140,6 +160,11 @@ std::string job_usage() {
            "  --checkpoint-cost S   what a checkpoint stalls the program for, in the waste model (default 10)\n"
            "  --checkpoint-persist S  asynchronous checkpoint: durable S after its stall (default 0: blocking)\n"
            "  --mtbf-per-node D     MTBF per node in the waste model (default 6000h)\n"
+           "  --slow-nodes MODE     off, report (default: an event names a slow node) or replace (by a\n"
+           "                        spare, at the next checkpoint the program reports)\n"
+           "  --slow-fraction F     a node is slow below F x the median node rate (default 0.5)\n"
+           "  --slow-windows N      ... for N consecutive windows (default 3)\n"
+           "  --slow-window S       length of one window (default 60)\n"
            "  --srun-arg ARG        pass ARG to srun (repeatable)\n"
            "Exit status: the step's (0 success, 78 a user error, ...). See gputopo(1).\n";
 }

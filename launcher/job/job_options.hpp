@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "launcher/job/slow_nodes.hpp"
+
 namespace gputopo::launch::job {
 
 struct JobOptions {
@@ -26,6 +28,7 @@ struct JobOptions {
     double checkpoint_cost_s = 10; // --checkpoint-cost S: C in the waste model (what the program stalls for)
     double checkpoint_persist_s = 0;  // --checkpoint-persist S: an asynchronous checkpoint is durable S after its stall (0: blocking)
     double mtbf_per_node_s = 6000.0 * 3600;  // --mtbf-per-node DURATION: M per node in the waste model
+    SlowPolicy slow;               // --slow-nodes, --slow-fraction, --slow-windows, --slow-window (slow_nodes.hpp)
     std::vector<std::string> srun_args;      // --srun-arg ARG (repeatable): passed to srun before the program
     std::vector<std::string> command;        // after "--"
     bool help = false;

@@ -25,6 +25,7 @@
 #include "launcher/job/node_pool.hpp"
 #include "launcher/job/rank_output.hpp"
 #include "launcher/job/run_files.hpp"
+#include "launcher/job/slow_nodes.hpp"
 #include "launcher/job/spare_check.hpp"
 #include "launcher/job/step_end.hpp"
 #include "launcher/requeue/requeue.hpp"
@@ -202,9 +203,9 @@ private:
 class StepWatch {
 public:
     StepWatch(const JobOptions& o, const JobContext& c, const NodePool& pool, std::string heartbeat, int ranks,
-              bool strip_labels, OurStep& step)
+              bool strip_labels, OurStep& step, EventLog& log)
         : o_(o), c_(c), pool_(pool), heartbeat_(std::move(heartbeat)), ranks_(ranks), out_(ranks, strip_labels),
-          beats_(ranks, 0), step_(step) {}
+          beats_(ranks, 0), step_(step), slow_(o.slow, pool.slots, c.tasks_per_node, c.checkpoint_report, log) {}
 
     // `started_unix`: when srun was started; silence counts from the step's creation.
     StepRun watch(const Child& child, double started_unix) {
@@ -336,6 +337,7 @@ private:
             policy.startup_timeout_s = o_.startup_timeout_s > 0 ? o_.startup_timeout_s : std::max(600.0, o_.hang_timeout_s);
             run.hang = judge_hang(beats_.ranks(), beats_.created(), now, policy, pool_.slots, c_.tasks_per_node);
         }
+        if (judge && !run.hang && created_) run.hang = slow_.check(beats_.ranks(), now, pool_.spares.size());
     }
 
     const JobOptions& o_;
@@ -346,6 +348,7 @@ private:
     RankOutput out_;
     BeatTracker beats_;
     OurStep& step_;
+    SlowWatch slow_;
     bool created_ = false;
     double launched_unix_ = 0;
 };
@@ -644,7 +647,7 @@ int supervise(const JobOptions& o, JobContext& c) {
             // (two bounded RPCs that must not delay the restart).
             for (const auto& n : to_record) record_excluded(c.job_id, n, log);
             to_record.clear();
-            StepWatch watch(o, c, pool, heartbeat, ranks, !user_labels(o), step);
+            StepWatch watch(o, c, pool, heartbeat, ranks, !user_labels(o), step, log);
             run = watch.watch(child, launched_unix);
             running.ended();
         }
@@ -663,7 +666,7 @@ int supervise(const JobOptions& o, JobContext& c) {
         fault_unix = run.hang_unix > 0 ? run.hang_unix : run.end_unix;
         if (run.start_stuck) log.write(Event("step_start_timeout").add("attempt", restarts).add("node", v.node)
                                            .add("start_timeout_s", o.start_timeout_s));
-        if (run.hang) log.write(Event("hang").add("attempt", restarts).add("rank", v.rank).add("node", v.node)
+        if (run.hang && !run.hang->slow) log.write(Event("hang").add("attempt", restarts).add("rank", v.rank).add("node", v.node)
                                     .add("silent_s", run.hang->silent_s).add("startup", run.hang->startup)
                                     .add("detected_unix", run.hang_unix).add("evidence", run.hang->evidence));
         log.write(Event("step_end").add("attempt", restarts).add("class", failure_class_name(v.cls.cls))
