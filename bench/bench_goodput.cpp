@@ -1,19 +1,58 @@
 // Failure-driven goodput of a 30-day training job at 100,000 GPUs: requeue
 // after every interruption against gputopo run's in-job restart with hot
 // spares (a spare per hardware failure until none is left, then a requeue,
-// which brings a fresh allocation with its spares). Llama 3 405B's
-// interruption mix and rate (Dubey et al. 2024, table 5: 419 unexpected
-// interruptions in 54 days on 16,384 GPUs), scaled linearly with the GPU
-// count. Checkpoint every Daly interval (launcher/job/step_end.hpp
-// daly_with_restart: the restart time is in the model). Restart costs: the
-// measured ones (bench/bench_job_restart.sh passes them: in-job restart and
-// requeue on the loopback cluster) plus the program's own restart at scale
-// (an input, printed). Every input printed; fixed seed; no timing.
+// which brings a fresh allocation with its spares), with fail-slow nodes in
+// the mix. Llama 3 405B's interruption mix and rate (Dubey et al. 2024, table
+// 5: 419 unexpected interruptions in 54 days on 16,384 GPUs), scaled linearly
+// with the GPU count. Checkpoint every Daly interval (launcher/job/step_end.hpp
+// daly_with_restart: the restart time is in the model). Every input printed;
+// fixed seed; no timing. The headline: GPU-weighted goodput (the spares' idle
+// GPUs counted as lost).
 //
-//   bench_goodput [INJOB_RESTART_S REQUEUE_S]
+//   bench_goodput [--costs FILE] [INJOB_RESTART_S REQUEUE_S]
+//
+// Restart costs. Measured on the loopback cluster (bench/bench_job_restart.sh,
+// tests/cluster/t_job_slow.sh), given as INJOB_RESTART_S REQUEUE_S or in a
+// costs file: one "key=value" a line (seconds; '#' starts a comment; keys this
+// bench does not know are listed and ignored):
+//   injob_restart_s       fault seen -> every rank of the new step running (gputopo run, a spare)
+//   requeue_s             fault -> every rank of the requeued job running (Slurm's hold included)
+//   restart_peer_s        fault -> the program's first completed step, in-job restart, state from the peer
+//   restart_shared_s      the same, state read from the shared directory
+//   requeue_first_step_s  fault -> the program's first completed step after a requeue
+//   measured_ranks        ranks of the measured job (printed)
+//   detect_hang_s         a hang (no progress) -> the step ended (replaces the 60 s of the hang causes)
+//   detect_slow_s         a node throttled -> flagged slow, on the loopback (printed beside the model's)
+//   slow_replace_s        flagged -> the step ended at the next checkpoint, on the loopback (printed)
+//   slow_interval_s       the program's checkpoint interval meanwhile, on the loopback (printed)
+// The program's restart at N GPUs (the model, printed with its sources):
+//   measured part   restart_peer_s - injob_restart_s: the program's own restart on this
+//                   machine (imports, process group, state from the peer, a first step);
+//   rendezvous      NVIDIA Resiliency Extension (NVRx, nvidia.github.io/nvidia-resiliency-ext):
+//                   the in-process restart's own parts (destroy and re-create the process group,
+//                   re-assign ranks, a TCPStore barrier) take about 1.5 s at 16k ranks; scaled
+//                   linearly with the ranks (one TCPStore that every rank talks to);
+//   state load      from the peer: one node's state (8 GPUs x 4 GB) over its own NICs
+//                   (8 x 400 Gb/s); from the shared directory: every GPU's 4 GB read at once
+//                   through the storage's 2 TB/s sustained (Llama 3: Tectonic, 2 TB/s sustained,
+//                   7 TB/s peak; 1 MB to 4 GB per GPU). A requeue restores from the shared
+//                   directory (the peers' copies go with the allocation). Gemini (Wang et al.,
+//                   SOSP'23) reports 13x faster recovery from in-memory peer copies than from
+//                   remote storage: the model's ratio is printed beside it.
+//   NVRx also reports about a minute for an in-job restart at scale: the program-restart
+//   sweep shows it.
+// Fail-slow: as many fail-slow events as fail-stop interruptions (ByteRobust, Wan et al.
+// SOSP'25, arXiv:2509.16293: at scale fail-slow is as common as fail-stop), each a node
+// running 1.5x slower (assumed) that the whole data-parallel job waits for. gputopo run
+// --slow-nodes=replace: flagged after --slow-windows x --slow-window (+ one window for
+// the alignment), replaced at the next checkpoint (no work lost), an in-job restart with
+// a spare. Not replaced (no spare left, the requeue baseline): slow until found by
+// hand (1 h, assumed), then requeued at a checkpoint.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -58,11 +97,89 @@ struct Inputs {
     double state_per_gpu_gb = 4, d2h_gb_s = 25;
     double injob_restart_s = 8;     // measured (loopback): fault seen -> every rank running again
     double requeue_s = 130;         // measured (loopback): requeue -> every rank running again (Slurm's hold included)
-    double program_restart_s = 0;   // the program's own start at scale (NCCL init, checkpoint load): 0 = measured costs only; swept below
+    double program_restart_s = 0;   // the program's own restart at scale, in-job (program_restart_at); swept below
+    double program_requeue_s = 0;   // the same after a requeue (state from the shared directory)
     bool measured = false;          // the restart times come from bench_job_restart.sh
     double detect_scale = 1;        // every cause's detection time times this (swept)
+    // Measured by the cluster benches (costs file); -1: not measured.
+    double restart_peer_s = -1, restart_shared_s = -1, requeue_first_step_s = -1, measured_ranks = -1;
+    double detect_hang_s = -1, detect_slow_s = -1, slow_replace_s = -1, slow_interval_s = -1;
+    std::string costs_file;
+    // The program's restart at scale (see the header).
+    double rendezvous_ref_s = 1.5, rendezvous_ref_ranks = 16384;  // NVRx in-process parts
+    double storage_tb_s = 2;        // shared storage, sustained (Llama 3)
+    double node_net_gb_s = 400;     // one node's NICs: 8 x 400 Gb/s
+    // Fail-slow.
+    double slow_per_stop = 1;       // fail-slow events per fail-stop interruption (ByteRobust)
+    double slow_factor = 1.5;       // the slow node's step time over the others' (assumed)
+    double slow_manual_s = 3600;    // not replaced: slow until found by hand (assumed)
+    double slow_window_s = 60, slow_windows = 3;  // gputopo run's defaults
+    bool replace_slow = true;       // --slow-nodes=replace
     unsigned seed = 20261201;
 };
+
+// The program's restart at `in.gpus` (the header's model).
+struct ProgramRestart {
+    double measured = 0, rendezvous = 0, load_peer = 0, load_shared = 0;
+    double injob() const { return measured + rendezvous + load_peer; }
+    double requeue() const { return measured + rendezvous + load_shared; }
+};
+ProgramRestart program_restart_at(const Inputs& in) {
+    ProgramRestart p;
+    if (in.restart_peer_s >= 0) p.measured = std::max(0.0, in.restart_peer_s - in.injob_restart_s);
+    p.rendezvous = in.rendezvous_ref_s * in.gpus / in.rendezvous_ref_ranks;
+    p.load_peer = in.gpus_per_node * in.state_per_gpu_gb / in.node_net_gb_s;
+    p.load_shared = in.gpus * in.state_per_gpu_gb / (in.storage_tb_s * 1000);
+    return p;
+}
+
+// Slow node: flagged after this long at scale (the windows, and one for the alignment).
+double slow_detect_s(const Inputs& in) { return (in.slow_windows + 1) * in.slow_window_s; }
+
+// "key=value" lines into `in`; false with `error` set (file, line, what was expected).
+bool read_costs(const std::string& path, Inputs& in, std::string& error) {
+    std::ifstream f(path);
+    if (!f) {
+        error = "--costs " + path + ": cannot read it";
+        return false;
+    }
+    const std::map<std::string, double*> keys = {
+        {"injob_restart_s", &in.injob_restart_s},       {"requeue_s", &in.requeue_s},
+        {"restart_peer_s", &in.restart_peer_s},         {"restart_shared_s", &in.restart_shared_s},
+        {"requeue_first_step_s", &in.requeue_first_step_s}, {"measured_ranks", &in.measured_ranks},
+        {"detect_hang_s", &in.detect_hang_s},           {"detect_slow_s", &in.detect_slow_s},
+        {"slow_replace_s", &in.slow_replace_s},         {"slow_interval_s", &in.slow_interval_s},
+    };
+    std::string line;
+    for (int n = 1; std::getline(f, line) && n <= 10000; ++n) {
+        line = line.substr(0, line.find('#'));
+        const size_t b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+        if (b == std::string::npos) continue;
+        line = line.substr(b, e - b + 1);
+        const size_t eq = line.find('=');
+        const std::string where = path + ":" + std::to_string(n) + ": ";
+        if (eq == std::string::npos) {
+            error = where + "'" + line.substr(0, 80) + "': expected key=value";
+            return false;
+        }
+        const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+        auto k = keys.find(key);
+        if (k == keys.end()) {
+            std::printf("   (%s ignored: a key this bench does not use)\n", (where + key.substr(0, 60)).c_str());
+            continue;
+        }
+        char* end = nullptr;
+        const double v = std::strtod(value.c_str(), &end);
+        if (value.empty() || *end || !std::isfinite(v) || v < 0 || v > 1e7) {
+            error = where + key + "='" + value.substr(0, 40) + "': expected a number from 0 to 10000000 (seconds)";
+            return false;
+        }
+        *k->second = v;
+    }
+    in.costs_file = path;
+    in.measured = true;
+    return true;
+}
 
 // What a checkpoint costs the step: it stalls for stall_s, and is durable
 // persist_s after the stall ends (0: blocking, durable at once).
@@ -75,7 +192,7 @@ Checkpoint async(const Inputs& in) { return {"asynchronous", in.state_per_gpu_gb
 
 struct Result {
     double goodput = 0;
-    int failures = 0, injob = 0, requeues = 0;
+    int failures = 0, injob = 0, requeues = 0, slow = 0, slow_replaced = 0;
     double interval_s = 0;
 };
 
@@ -86,11 +203,17 @@ double job_mtbf_s(const Inputs& in) { return in.ref_days * 86400 * in.ref_gpus /
 Result simulate(const Inputs& in, int spares, const Checkpoint& ck) {
     std::mt19937_64 rng(in.seed);
     const double mtbf = job_mtbf_s(in);
-    std::exponential_distribution<double> next(1 / mtbf);
+    // Fail-stop interruptions and fail-slow events, one Poisson stream; the last weight is fail-slow's.
+    std::exponential_distribution<double> next((1 + in.slow_per_stop) / mtbf);
     std::vector<double> weights;
-    for (const auto& c : kCauses) weights.push_back(c.count);
+    double stops = 0;
+    for (const auto& c : kCauses) {
+        weights.push_back(c.count);
+        stops += c.count;
+    }
+    weights.push_back(stops * in.slow_per_stop);
     std::discrete_distribution<size_t> cause(weights.begin(), weights.end());
-    const double injob = in.injob_restart_s + in.program_restart_s, requeue = in.requeue_s + in.program_restart_s;
+    const double injob = in.injob_restart_s + in.program_restart_s, requeue = in.requeue_s + in.program_requeue_s;
     Result r;
     // The interval for the strategy's typical restart (Daly with R, and the write's lag).
     r.interval_s = daly_with_restart(ck.stall_s, mtbf, spares < 0 ? requeue : injob, ck.persist_s).interval_s;
@@ -115,9 +238,32 @@ Result simulate(const Inputs& in, int spares, const Checkpoint& ck) {
         }
         if (pending >= 0 && pending_at <= fail_at) durable = pending;
         pending = -1;
+        const size_t which = cause(rng);
+        if (which == kCauses.size()) {  // fail-slow: the job goes on at 1/slow_factor
+            ++r.slow;
+            done += std::min(fail_at - t, r.interval_s);  // the work of the interval so far
+            const bool replaced = in.replace_slow && spares >= 0 && left > 0;
+            // Replaced: flagged, then the next checkpoint (half an interval on average), no work
+            // lost, an in-job restart. Else slow until found by hand, then requeued at a checkpoint.
+            const double slow_s = replaced ? slow_detect_s(in) + r.interval_s / 2 : in.slow_manual_s;
+            done += slow_s / in.slow_factor;
+            durable = done;
+            t = fail_at + slow_s + ck.stall_s;
+            if (replaced) {
+                --left;
+                ++r.slow_replaced;
+                t += injob;
+            } else {
+                left = spares;
+                ++r.requeues;
+                t += requeue;
+            }
+            fail_at = t + next(rng);
+            continue;
+        }
         done = durable;  // the work since the last durable checkpoint is lost
         t = fail_at;
-        const Cause& c = kCauses[cause(rng)];
+        const Cause& c = kCauses[which];
         ++r.failures;
         double cost;
         if (spares >= 0 && (!c.node || left > 0)) {
@@ -129,7 +275,8 @@ Result simulate(const Inputs& in, int spares, const Checkpoint& ck) {
             left = spares;  // a fresh allocation with its spares
             ++r.requeues;
         }
-        t += c.detect_s * in.detect_scale + cost;
+        const double detect = (!c.node && c.detect_s >= 60 && in.detect_hang_s >= 0) ? in.detect_hang_s : c.detect_s;
+        t += detect * in.detect_scale + cost;
         fail_at = t + next(rng);  // memoryless: a failure during the restart only delays the next
     }
     r.goodput = std::min(done, end) / end;
@@ -151,10 +298,35 @@ void print_inputs(const Inputs& in) {
     std::printf("   checkpoint: writing one takes C = %.0f s. blocking: the step stops for C. asynchronous: the step stops for"
                 " the copy to host memory, %.0f GB per GPU at %.0f GB/s = %.2f s, and the checkpoint is durable C later\n",
                 in.checkpoint_s, in.state_per_gpu_gb, in.d2h_gb_s, in.state_per_gpu_gb / in.d2h_gb_s);
-    std::printf("   restart: in-job %.1f s + program restart %.0f s; requeue %.1f s + program restart %.0f s (%s)\n",
-                in.injob_restart_s, in.program_restart_s, in.requeue_s, in.program_restart_s,
-                in.measured ? "measured on the loopback cluster by bench/bench_job_restart.sh"
+    const ProgramRestart p = program_restart_at(in);
+    std::printf("   restart, supervisor: in-job %.2f s, requeue %.1f s (%s)\n", in.injob_restart_s, in.requeue_s,
+                in.measured ? (in.costs_file.empty() ? "measured on the loopback cluster by bench/bench_job_restart.sh"
+                                                     : ("measured: " + in.costs_file).c_str())
                             : "defaults; bench/bench_job_restart.sh passes the ones it measures");
+    if (in.restart_peer_s >= 0)
+        std::printf("   restart, the program's own (measured on %.0f ranks): fault -> first completed step %.2f s with the state from"
+                    " the peer, less the supervisor's %.2f s = %.2f s\n",
+                    in.measured_ranks, in.restart_peer_s, in.injob_restart_s, p.measured);
+    else
+        std::printf("   restart, the program's own: NOT MEASURED (no restart_peer_s in a costs file): 0 s + the model below\n");
+    if (in.restart_shared_s >= 0 && in.restart_peer_s > 0)
+        std::printf("   state from the shared directory instead (measured): %.2f s to the first step (%.1fx the peer path)\n",
+                    in.restart_shared_s, in.restart_shared_s / in.restart_peer_s);
+    if (in.requeue_first_step_s >= 0) std::printf("   requeue to the first completed step (measured): %.1f s\n", in.requeue_first_step_s);
+    std::printf("   restart, the program's own at %.0f GPUs (model): measured %.2f s + rendezvous %.2f s (NVRx: %.1f s at %.0f ranks,"
+                " linear in ranks) + state %.2f s from the peer (%.0f GPUs x %.0f GB over %.0f GB/s) = %.1f s in-job;"
+                " after a requeue state from the shared directory %.0f s (%.0f GPUs x %.0f GB at %.0f TB/s, Llama 3's storage) = %.1f s;"
+                " peer vs shared state %.0fx (Gemini, SOSP'23: 13x)\n",
+                in.gpus, p.measured, p.rendezvous, in.rendezvous_ref_s, in.rendezvous_ref_ranks, p.load_peer, in.gpus_per_node,
+                in.state_per_gpu_gb, in.node_net_gb_s, p.injob(), p.load_shared, in.gpus, in.state_per_gpu_gb, in.storage_tb_s,
+                p.requeue(), (p.measured + p.load_shared) / std::max(1e-9, p.measured + p.load_peer));
+    std::printf("   detection: hang causes %s; fail-slow: %.0f per fail-stop interruption (ByteRobust), %.1fx slower,"
+                " flagged after (%.0f windows + 1) x %.0f s = %.0f s (gputopo run's defaults)%s; not replaced: found by hand after %.0f s\n",
+                in.detect_hang_s >= 0 ? ("measured " + std::to_string(in.detect_hang_s).substr(0, 5) + " s").c_str() : "60 s",
+                in.slow_per_stop, in.slow_factor, in.slow_windows, in.slow_window_s, slow_detect_s(in),
+                in.detect_slow_s >= 0 ? (", measured on the loopback " + std::to_string(in.detect_slow_s).substr(0, 5) +
+                                         " s with 3 s windows").c_str() : "",
+                in.slow_manual_s);
 }
 
 // Goodput with every cause's detection time scaled.
@@ -166,21 +338,21 @@ double detection_scaled(const Inputs& in, double k) {
 
 // The strategies side by side for one checkpoint model; the fewest spares
 // that reach 97% (-1: none), and the best goodput.
-int strategy_table(const Inputs& in, const Checkpoint& ck, double& best) {
+int strategy_table(const Inputs& in, const Checkpoint& ck, double& best, double& weighted_best, int& weighted_spares) {
     const int nodes = int(in.gpus / in.gpus_per_node);
     std::printf("\n   %s checkpoint (stall %.2f s, durable %.0f s after it)\n", ck.name, ck.stall_s, ck.persist_s);
-    std::printf("   %-22s %8s %9s %9s %8s %10s %12s\n", "strategy", "spares", "failures", "in-job", "requeues",
-                "interval", "goodput");
+    std::printf("   %-22s %8s %9s %9s %8s %9s %10s %12s\n", "strategy", "spares", "failures", "in-job", "requeues",
+                "slow/repl", "interval", "goodput");
     Result rq = simulate(in, -1, ck);
-    std::printf("   %-22s %8s %9d %9d %8d %9.0fs %11.2f%%\n", "requeue every time", "-", rq.failures, rq.injob, rq.requeues,
-                rq.interval_s, rq.goodput * 100);
+    std::printf("   %-22s %8s %9d %9d %8d %5d/%-3d %9.0fs %11.2f%%\n", "requeue every time", "-", rq.failures, rq.injob, rq.requeues,
+                rq.slow, rq.slow_replaced, rq.interval_s, rq.goodput * 100);
     int reached = -1, best_weighted_spares = 0;
     double best_weighted = 0;
     best = 0;
     for (int s : {0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}) {
         Result r = simulate(in, s, ck);
-        std::printf("   %-22s %8d %9d %9d %8d %9.0fs %11.2f%%  (GPU-weighted %.2f%%)\n", "in-job restart", s, r.failures,
-                    r.injob, r.requeues, r.interval_s, r.goodput * 100, r.goodput * nodes / (nodes + s) * 100);
+        std::printf("   %-22s %8d %9d %9d %8d %5d/%-3d %9.0fs %11.2f%%  (GPU-weighted %.2f%%)\n", "in-job restart", s, r.failures,
+                    r.injob, r.requeues, r.slow, r.slow_replaced, r.interval_s, r.goodput * 100, r.goodput * nodes / (nodes + s) * 100);
         if (reached < 0 && r.goodput >= 0.97) reached = s;
         best = std::max(best, r.goodput);
         const double weighted = r.goodput * nodes / (nodes + s);
@@ -191,7 +363,21 @@ int strategy_table(const Inputs& in, const Checkpoint& ck, double& best) {
     }
     std::printf("   GPU-weighted (the spares' idle GPUs counted as lost): best %.2f%% with %d spares\n", best_weighted * 100,
                 best_weighted_spares);
+    {
+        Inputs x = in;
+        x.replace_slow = false;
+        const Result r = simulate(x, best_weighted_spares, ck);
+        std::printf("   the same %d spares, slow nodes not replaced (--slow-nodes=report): %.2f%% (GPU-weighted %.2f%%)\n",
+                    best_weighted_spares, r.goodput * 100, r.goodput * nodes / (nodes + best_weighted_spares) * 100);
+    }
+    weighted_best = best_weighted;
+    weighted_spares = best_weighted_spares;
     const RestartWaste w = daly_with_restart(ck.stall_s, job_mtbf_s(in), in.injob_restart_s + in.program_restart_s, ck.persist_s);
+    // A slow node replaced within two checkpoint intervals: flagged, then the next checkpoint (at most one interval).
+    const double replaced = slow_detect_s(in) + rq.interval_s;
+    std::printf("   slow node replaced after at most %.0f s (flagged %.0f s + one interval %.0f s) = %.2f checkpoint intervals"
+                " (target: within two: %s)\n", replaced, slow_detect_s(in), rq.interval_s, replaced / rq.interval_s,
+                replaced <= 2 * rq.interval_s ? "met" : "NOT met");
     std::printf("   model (launcher/job/step_end daly_with_restart, in-job restart, detection not included): interval %.0f s,"
                 " waste %.2f%%\n", w.interval_s, w.waste * 100);
     return reached;
@@ -201,16 +387,44 @@ int strategy_table(const Inputs& in, const Checkpoint& ck, double& best) {
 
 int main(int argc, char** argv) {
     Inputs in;
-    if (argc >= 3) {
-        in.injob_restart_s = std::atof(argv[1]);
-        in.requeue_s = std::atof(argv[2]);
-        in.measured = true;
+    std::vector<std::string> args(argv + 1, argv + argc);
+    for (size_t i = 0; i < args.size();) {
+        if (args[i] == "--costs" && i + 1 < args.size()) {
+            std::string err;
+            if (!read_costs(args[i + 1], in, err)) {
+                std::fprintf(stderr, "bench_goodput: %s\n", err.c_str());
+                return 2;
+            }
+            args.erase(args.begin() + long(i), args.begin() + long(i) + 2);
+        } else {
+            ++i;
+        }
     }
+    if (args.size() == 2) {
+        char* e1 = nullptr;
+        char* e2 = nullptr;
+        in.injob_restart_s = std::strtod(args[0].c_str(), &e1);
+        in.requeue_s = std::strtod(args[1].c_str(), &e2);
+        if (*e1 || *e2 || !(in.injob_restart_s >= 0 && in.injob_restart_s < 1e7) || !(in.requeue_s >= 0 && in.requeue_s < 1e7)) {
+            std::fprintf(stderr, "bench_goodput: '%s' '%s': expected two restart times in seconds (in-job, requeue)\n",
+                         args[0].c_str(), args[1].c_str());
+            return 2;
+        }
+        in.measured = true;
+    } else if (!args.empty()) {
+        std::fprintf(stderr, "usage: bench_goodput [--costs FILE] [INJOB_RESTART_S REQUEUE_S]\n");
+        return 2;
+    }
+    const ProgramRestart pr = program_restart_at(in);
+    in.program_restart_s = pr.injob();
+    in.program_requeue_s = pr.requeue();
     print_inputs(in);
     const double mtbf = job_mtbf_s(in);
     double best_blocking = 0, best_async = 0;
-    const int blocking_reached = strategy_table(in, blocking(in), best_blocking);
-    const int async_reached = strategy_table(in, async(in), best_async);
+    double weighted_blocking = 0, weighted_async = 0;
+    int spares_blocking = 0, spares_async = 0;
+    const int blocking_reached = strategy_table(in, blocking(in), best_blocking, weighted_blocking, spares_blocking);
+    const int async_reached = strategy_table(in, async(in), best_async, weighted_async, spares_async);
     std::printf("\n");
     if (blocking_reached >= 0)
         std::printf("   target 97%%, blocking %.0f s checkpoint: reached with %d spare node(s)\n", in.checkpoint_s, blocking_reached);
@@ -231,13 +445,47 @@ int main(int argc, char** argv) {
         Checkpoint ck = c >= in.checkpoint_s ? blocking(x) : Checkpoint{"asynchronous", c, in.checkpoint_s};
         std::printf(" %s %.2gs %.2f%%;", ck.persist_s > 0 ? "stall" : "blocking", c, simulate(x, 64, ck).goodput * 100);
     }
-    std::printf("\n   program restart sweep (in-job restart, 64 spares, asynchronous):");
+    std::printf("\n   program restart sweep (in-job restart, 64 spares, asynchronous; the program's own restart in-job, after a"
+                " requeue %.0f s more):", in.program_requeue_s - in.program_restart_s);
     for (double p : {0.0, 30.0, 60.0, 300.0}) {
         Inputs x = in;
+        x.program_requeue_s = p + (in.program_requeue_s - in.program_restart_s);
         x.program_restart_s = p;
-        std::printf(" +%.0fs %.2f%%;", p, simulate(x, 64, async(x)).goodput * 100);
+        std::printf(" %.0fs %.2f%%;", p, simulate(x, 64, async(x)).goodput * 100);
     }
     std::printf("\n   detection sweep (in-job restart, 64 spares, asynchronous): the causes' detection times x0.5 %.2f%%, x1 %.2f%%, x2 %.2f%%\n",
                 detection_scaled(in, 0.5), detection_scaled(in, 1), detection_scaled(in, 2));
+    std::printf("   fail-slow sweep (in-job restart, 64 spares, asynchronous, GPU-weighted):");
+    for (double window : {60.0, 30.0, 10.0})
+        for (double ratio : {0.0, 0.5, 1.0}) {
+            Inputs x = in;
+            x.slow_window_s = window;
+            x.slow_per_stop = ratio;
+            const double nodes = in.gpus / in.gpus_per_node;
+            std::printf(" %.0fs windows, %.1f per fail-stop %.2f%%;", window, ratio,
+                        simulate(x, 64, async(x)).goodput * nodes / (nodes + 64) * 100);
+        }
+    std::printf("\n== HEADLINE: GPU-weighted goodput at %.0f GPUs, fail-stop and fail-slow, asynchronous checkpoint: %.2f%% (%d spare"
+                " nodes; the program's restart %s: %.1f s in-job, %.1f s after a requeue) -- target >= 97%%: %s\n",
+                in.gpus, weighted_async * 100, spares_async,
+                in.restart_peer_s >= 0 ? "measured + modelled to scale" : "NOT measured (modelled parts only)",
+                in.program_restart_s, in.program_requeue_s, weighted_async >= 0.97 ? "met" : "NOT met");
+    {
+        Inputs x = in;
+        x.slow_per_stop = 0;
+        std::printf("   (fail-stop only, as before fail-slow was in the mix, asynchronous:");
+        for (int sp : {0, 64}) {
+            const double nodes = in.gpus / in.gpus_per_node;
+            std::printf(" %d spares GPU-weighted %.2f%%;", sp, simulate(x, sp, async(x)).goodput * nodes / (nodes + sp) * 100);
+        }
+        std::printf(")\n");
+    }
+    if (in.detect_slow_s >= 0 && in.slow_replace_s >= 0 && in.slow_interval_s > 0)
+        std::printf("   slow node on the loopback (measured, tests/cluster/t_job_slow.sh): flagged %.1f s after the throttle began,"
+                    " replaced %.1f s later at the next checkpoint = %.2f checkpoint intervals of %.1f s (target: within two: %s)\n",
+                    in.detect_slow_s, in.slow_replace_s, (in.detect_slow_s + in.slow_replace_s) / in.slow_interval_s,
+                    in.slow_interval_s, in.detect_slow_s + in.slow_replace_s <= 2 * in.slow_interval_s ? "met" : "NOT met");
+    (void)weighted_blocking;
+    (void)spares_blocking;
     return 0;
 }

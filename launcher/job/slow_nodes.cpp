@@ -27,9 +27,15 @@ std::string num(double x) {
 
 }  // namespace
 
-std::string SlowWindow::rates_text() const {
+std::string SlowWindow::rates_text(size_t limit) const {
+    std::vector<const NodeRate*> order;
+    for (const auto& r : rates)
+        if (std::find(slow.begin(), slow.end(), r.node) != slow.end()) order.push_back(&r);
+    for (const auto& r : rates)
+        if (std::find(slow.begin(), slow.end(), r.node) == slow.end()) order.push_back(&r);
     std::string out;
-    for (const auto& r : rates) out += (out.empty() ? "" : ",") + r.node + "=" + num(r.rate);
+    for (size_t i = 0; i < order.size() && i < limit; ++i) out += (out.empty() ? "" : ",") + order[i]->node + "=" + num(order[i]->rate);
+    if (order.size() > limit) out += ",... (" + std::to_string(order.size()) + " nodes)";
     return out;
 }
 
@@ -134,6 +140,9 @@ std::optional<HangVerdict> SlowWatch::check(const std::vector<RankBeat>& beats, 
     if (p.action == SlowAction::Off) return std::nullopt;
     const auto w = nodes_.observe(beats, now);
     const char* unit = w && w->basis == "busy" ? "steps per busy second" : "steps per second";
+    if (w && !w->slow.empty())
+        log_.write(Event("slow_window").add("slow_nodes", int(w->slow.size())).add("rates", w->rates_text(w->slow.size() + 1))
+                       .add("median", w->median).add("basis", w->basis));
     if (w) {
         for (const auto& node : w->flagged_now) {
             const NodeRate* r = rate_of(*w, node);

@@ -69,7 +69,8 @@ struct SlowWindow {
     std::vector<std::string> slow; // nodes below fraction x median in this window
     std::vector<std::string> flagged_now;    // nodes flagged by this window
     std::vector<std::string> recovered_now;  // flagged nodes no longer slow
-    std::string rates_text() const;          // "n1=9.81,n2=2.03"
+    // "n1=9.81,n2=2.03": the slow nodes first, then the others, at most `limit` (then ",... (N nodes)").
+    std::string rates_text(size_t limit = 16) const;
 };
 
 // The windows and streaks; pure (fed with the tracker's beats and a clock).
@@ -106,8 +107,9 @@ struct ReportState {
 };
 ReportState read_report_state(const std::string& report_path);
 
-// SlowNodes in a running step: logs a "slow_node" event for each node flagged
-// (node, rates, median, what happens next) and "slow_node_recovered", and says
+// SlowNodes in a running step: logs a "slow_window" event for each window with
+// a slow node (the slow nodes' rates, the median), a "slow_node" event for each
+// node flagged (node, rates, median, what happens next) and "slow_node_recovered", and says
 // when to end the step to replace a flagged node (a verdict with slow = true).
 class SlowWatch {
 public:

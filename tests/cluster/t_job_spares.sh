@@ -32,20 +32,6 @@ G=$CLUSTER_BUILD/gputopo
 PY=/usr/bin/python3
 w=$CLUSTER_DIR/tmp/job-spares.$$
 mkdir -p "$w/c" "$w/d"
-# ev_unix DIR NAME: the unix time of the first event NAME.
-ev_unix() {
-    events "$1" | python3 -c "
-import datetime, json, sys
-ev = [json.loads(l) for l in sys.stdin if l.strip() and json.loads(l).get('event') == sys.argv[1]]
-print('%.3f' % datetime.datetime.strptime(ev[0]['time'], '%Y-%m-%dT%H:%M:%S.%fZ').replace(
-    tzinfo=datetime.timezone.utc).timestamp() if ev else '')" "$2"
-}
-wait_event() {  # DIR PYTHON-EXPR SECONDS
-    local _
-    for _ in $(seq 1 $(($3 * 5))); do ev "$1" "$2" && return 0; sleep 0.2; done
-    return 1
-}
-
 cat > "$w/c/job.sh" <<EOS
 #!/bin/bash
 export PYTHONPATH=$CLUSTER_SRC/python PYTHONDONTWRITEBYTECODE=1

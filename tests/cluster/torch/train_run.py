@@ -9,6 +9,9 @@ step number (so a resumed run trains exactly what an uninterrupted one would),
 a checkpoint every SAVE_EVERY steps by rank 0 (torch.save into DIR/ckpt,
 reported with gputopo_run.report_checkpoint), gputopo_run.heartbeat(step) from
 the training loop only. It resumes from gputopo_run.last_checkpoint().
+The part of each step that waits for no other rank (TRAIN_WORK 128x128 matrix
+products, a stand-in for the model's compute, then the forward pass and the
+loss) runs inside gputopo_run.busy(), as `gputopo run --slow-nodes` needs it.
 
 Records (DIR is shared): DIR/start.A (one line per rank of attempt A: rank,
 SLURM_PROCID, node, world, checkpoint resumed from, pid), DIR/pid.A.RANK,
@@ -34,12 +37,16 @@ import gputopo_run
 
 d, total, save_every = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 pace = float(os.environ.get("TRAIN_PACE", "0.1"))
+work = int(os.environ.get("TRAIN_WORK", "0"))
 rank = int(os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")))
 world = int(os.environ.get("WORLD_SIZE", os.environ.get("SLURM_NTASKS", "1")))
 attempt = gputopo_run.restart_count()
 os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
 os.environ.setdefault("USE_LIBUV", "0")  # torch 2.4+'s TCPStore defaults to libuv, which Debian's build lacks
-os.environ.setdefault("MASTER_PORT", str(20000 + (int(os.environ.get("SLURM_JOB_ID", "0")) * 7 + attempt * 131) % 20000))
+# TRAIN_PORT_BASE (a test's own, random): base + attempt; else from the job id (which two clusters on one host share).
+port_base = os.environ.get("TRAIN_PORT_BASE")
+os.environ.setdefault("MASTER_PORT", str(int(port_base) + attempt) if port_base else
+                      str(20000 + (int(os.environ.get("SLURM_JOB_ID", "0")) * 7 + attempt * 131) % 20000))
 
 
 def append(name, line):
@@ -56,6 +63,9 @@ except OSError:
 
 dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world,
                         timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "300"))))
+if work:
+    torch.set_num_threads(1)  # the rank's compute on one core, as one GPU's
+ballast = torch.randn(128, 128, generator=torch.Generator().manual_seed(1))
 torch.manual_seed(0)
 model = DDP(torch.nn.Linear(8, 1))
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -77,11 +87,14 @@ for step in range(start + 1, total + 1):
             loss_scale = 1 / (step - step)  # ZeroDivisionError: division by zero
         if fault[0] == "hang":
             time.sleep(3600)
-    g = torch.Generator().manual_seed(step * 1000 + rank)
-    x = torch.randn(16, 8, generator=g)
-    y = x.sum(dim=1, keepdim=True)
-    opt.zero_grad()
-    loss = ((model(x) - y) ** 2).mean()
+    with gputopo_run.busy():  # this rank's own work: no other rank waited for here
+        for _ in range(work):
+            ballast @ ballast
+        g = torch.Generator().manual_seed(step * 1000 + rank)
+        x = torch.randn(16, 8, generator=g)
+        y = x.sum(dim=1, keepdim=True)
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
     loss.backward()  # DDP's allreduce: every rank waits here for the others
     opt.step()
     if rank == 0:
