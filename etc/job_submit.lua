@@ -257,6 +257,24 @@ local function nvl72_segment(job_desc, block)
     return nil, "no segment size divides the job's nodes"
 end
 
+-- -w (job_desc.req_nodes) with several segments (Slurm's eval_nodes_block.c): 23.11-25.05 refuse
+-- it ("requires nodes with segment are not supported"); 25.11+ take it when the list names at least
+-- the job's nodes (else "requires less nodes than job size with segment are not supported").
+-- Returns why the segment cannot be asked (nil: it can), and a note for the log line.
+local function nodelist_rule(job_desc, seg)
+    local list = job_desc.req_nodes
+    local nodes = job_desc.min_nodes
+    if list == nil or list == "" or nodes == nil or nodes == 0 or nodes >= NO_VAL or nodes <= seg then
+        return nil, ""  -- no -w, or one segment: no rule
+    end
+    local named = hostlist_count(list)
+    if named < nodes then
+        return string.format("-w names %d nodes, fewer than the job's %d: Slurm refuses several segments then",
+                             named, nodes), ""
+    end
+    return nil, " (with -w: Slurm 25.11+; 23.11-25.05 refuse -w with several segments)"
+end
+
 -- With topology/block: sets job_desc.segment_size for the layout (or, without one, for NVL72
 -- racks: nvl72_segment) where this Slurm's job_submit/lua has the field (26.05+) and the user
 -- gave none; logs what it did or why not.
@@ -274,12 +292,18 @@ local function ask_segment(job_desc, value, block, uid)
         seg, why = segment_for(job_desc, sizes, block)
     end
     local given = job_desc.segment_size
+    local note = ""
+    if seg ~= nil then
+        local refused
+        refused, note = nodelist_rule(job_desc, seg)
+        if refused ~= nil then seg, why = nil, refused end
+    end
     if seg == nil then
         slurm.log_info("%s: no --segment (%s)", prefix, why)
     elseif given == nil then
         slurm.log_info("%s: this Slurm's job_submit/lua cannot set --segment (26.05+): submit with --segment=%d " ..
-                       "(blocks of %d nodes) to keep every %s in one block", prefix, seg, block,
-                       sizes == nil and "segment" or "TP*CP*EP group")
+                       "(blocks of %d nodes) to keep every %s in one block%s", prefix, seg, block,
+                       sizes == nil and "segment" or "TP*CP*EP group", note)
     elseif given ~= 0 and given < NO_VAL16 then
         slurm.log_info("%s: keeps the user's --segment=%d", prefix, given)
     else

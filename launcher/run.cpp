@@ -23,6 +23,7 @@
 #include "launcher/env/nccl_topo_file.hpp"
 #include "launcher/options/options.hpp"
 #include "launcher/ranks/rank_sources.hpp"
+#include "launcher/requeue/expedite.hpp"
 #include "launcher/requeue/requeue.hpp"
 #include "launcher/requeue/requeue_asked.hpp"
 #include "launcher/failure/root_cause.hpp"
@@ -566,6 +567,7 @@ void requeue_if_due(const Options& opt, const RankInfo& ri, const Classification
         say(d.message);
         log.write(Event("requeue_decision").add("action", requeue_action_name(d.action)).add("message", d.message));
         if (d.action == RequeueAction::BudgetExhausted) log.write(Event("final").add("message", d.message).add("exit_status", status));
+        if (d.action == RequeueAction::BudgetExhausted) settle_final_end(job_id, ri.restart_count, "the restart budget spent", log);
         return;
     }
     RequeueResult rr = perform_requeue(job_id, d);
@@ -689,6 +691,7 @@ int launcher_main(int argc, char** argv) {
         c = *decided;
     }
     release_node_claims();
+    if (c.cls == FailureClass::UserError && first_on_node(opt, ri, "final")) settle_final_end(ri.job_id, ri.restart_count, "user_error", log);
     if (c.cls == FailureClass::Success || !retryable(c.cls, opt)) return status;
     requeue_if_due(opt, ri, c, status, log);
     return status;

@@ -1,6 +1,7 @@
 #include "step/slurm_rank_order.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 
 #include "topo/core/env_names.hpp"
@@ -79,9 +80,9 @@ SlurmNodeOrder step_node_order(const Getenv& env, uint64_t first_rank, const Isl
     }
 }
 
-bool slurm_order_keeps_islands(const Getenv& env, const SlurmNodeOrder& order, const IslandMap& topology,
-                               const IslandMap& islands) {
-    if (order.order != "topology") return false;
+bool slurm_order_keeps_islands(const SlurmPlacement& placement, bool topology_order_release, const Getenv& env,
+                               const SlurmNodeOrder& order, const IslandMap& topology, const IslandMap& islands) {
+    if (!placement.topology_order(topology_order_release) || order.order != "topology") return false;
     try {
         auto list = first_of(env, {env::kSlurmStepNodelist, env::kSlurmJobNodelist, env::kSlurmNodelist});
         if (!list) return false;
@@ -99,6 +100,7 @@ bool slurm_order_keeps_islands(const Getenv& env, const SlurmNodeOrder& order, c
         std::stable_sort(topo.begin(), topo.end(),
                          [&](uint64_t a, uint64_t b) { return slurm_island[a] < slurm_island[b]; });
         // Each island of `islands` one run in Slurm's order (unnamed nodes: alone).
+        bool runs = true;
         std::vector<size_t> seen;
         size_t last = IslandMap::npos;
         for (uint64_t i : topo) {
@@ -108,14 +110,43 @@ bool slurm_order_keeps_islands(const Getenv& env, const SlurmNodeOrder& order, c
                 continue;
             }
             if (id == last) continue;
-            if (std::find(seen.begin(), seen.end(), id) != seen.end()) return false;
+            if (std::find(seen.begin(), seen.end(), id) != seen.end()) {
+                runs = false;
+                break;
+            }
             seen.push_back(id);
             last = id;
         }
-        return true;
+        if (runs) return true;
+        // Segments: S consecutive nodes of one Slurm block in Slurm's order; one
+        // that spans two islands (an unnamed node is an island of its own)
+        // would be split by island ranks.
+        const uint64_t s = placement.segment_size;
+        if (s < 2) return false;
+        uint64_t in_segment = 0;
+        size_t block = IslandMap::npos, island = IslandMap::npos;
+        for (uint64_t i : topo) {
+            if (in_segment == s || slurm_island[i] != block) in_segment = 0;  // a new segment
+            const size_t id = islands.find(name[i]);
+            if (in_segment > 0 && (id == IslandMap::npos || id != island)) return true;
+            block = slurm_island[i];
+            island = id;
+            ++in_segment;
+        }
+        return false;
     } catch (const std::exception&) {
         return false;
     }
+}
+
+bool slurm_order_keeps_islands(const Getenv& env, const SlurmNodeOrder& order, const IslandMap& topology,
+                               const IslandMap& islands) {
+    const Getenv process = [](const std::string& n) -> std::optional<std::string> {
+        const char* v = std::getenv(n.c_str());
+        return v ? std::optional<std::string>(v) : std::nullopt;
+    };
+    return slurm_order_keeps_islands(read_slurm_placement(process, env), built_topology_order(), env, order, topology,
+                                     islands);
 }
 
 std::optional<uint64_t> node_first_rank(const Getenv& env) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "step/slurm_placement.hpp"
 #include "step/step_inputs.hpp"
 #include "topo/fabric/hostlist.hpp"
 #include "topo/fabric/island_map.hpp"
@@ -44,14 +45,24 @@ SlurmNodeOrder slurm_node_order(const Hostlist& nodes, const TaskCounts& counts,
 SlurmNodeOrder step_node_order(const Getenv& env, uint64_t first_rank, const IslandMap* topology,
                                bool prefer_topology);
 
-// Island mode where Slurm already places tasks island by island: `order` is
-// what step_node_order found (its order "topology", from Slurm's topology
+// Island mode where Slurm already places tasks island by island: Slurm places
+// them in topology order (step/slurm_placement.hpp: 26.05 without
+// CR_NO_DIST_TOPO_BLOCK, or TopologyParam=BlockAsNodeRank), `order` is what
+// step_node_order found (its order "topology", from Slurm's topology
 // `topology`), and in that order the nodes of each island of `islands` (the
 // map island mode uses; a node it does not name is an island of its own) are
 // consecutive. Then island order would only reshuffle ranks Slurm grouped
-// already: RANK stays SLURM_PROCID (issue 32).
+// already: RANK stays SLURM_PROCID (issue 32). With segments
+// (SLURM_JOB_SEGMENT_SIZE=S) Slurm's ranks are kept too where island order
+// would split a segment: in Slurm's order each base block's nodes come in
+// segments of S, and a segment that spans two islands of `islands` would be
+// torn apart by island ranks. `env`: the job's environment; slurm.conf is the
+// one this process's Slurm uses (SLURM_CONF in the process environment).
 bool slurm_order_keeps_islands(const Getenv& env, const SlurmNodeOrder& order, const IslandMap& topology,
                                const IslandMap& islands);
+// The same with `placement` given (pure; the tests' entry).
+bool slurm_order_keeps_islands(const SlurmPlacement& placement, bool topology_order_release, const Getenv& env,
+                               const SlurmNodeOrder& order, const IslandMap& topology, const IslandMap& islands);
 
 // The lowest rank on this task's node under block distribution:
 // SLURM_PROCID - SLURM_LOCALID; nullopt when either is missing or not a

@@ -226,7 +226,7 @@ DoctorCheck check_mnnvl(const Context& x, const DoctorInputs& in) {
     MnnvlInputs m;
     for (const auto& ng : x.nvml.gpus)
         m.gpus.push_back({ng.pci.to_string(), ng.fabric_state, ng.fabric_status, ng.fabric_health_mask,
-                          ng.fabric_health_summary, ng.fabric_cluster_uuid, ng.fabric_clique});
+                          ng.fabric_health_summary, ng.fabric_cluster_uuid, ng.fabric_clique, ng.fabric_cliques});
     if (std::none_of(m.gpus.begin(), m.gpus.end(), [](const FabricGpu& g) { return g.state > 0; })) {
         k.c.status = CheckStatus::Skip;
         return k.done("no multi-node NVLink fabric");

@@ -58,6 +58,32 @@ std::vector<std::string> fabric_health_problems(long mask) {
     return out;
 }
 
+namespace {
+
+std::string clique_list(const std::vector<std::pair<int, unsigned>>& c) {
+    std::string s;
+    for (const auto& [type, id] : c) s += (s.empty() ? "" : ",") + std::to_string(type) + ":" + std::to_string(id);
+    return s.empty() ? "none" : s;
+}
+
+// Fabric info v4: the completed GPUs that list other (type, id) cliques than
+// the first such GPU, as one line ("" when they agree or v4 was not read).
+std::string v4_clique_difference(const std::vector<FabricGpu>& gpus) {
+    const FabricGpu* first = nullptr;
+    std::string differ;
+    for (const auto& g : gpus) {
+        if (g.state != 3 || g.status != 0 || g.cliques.empty()) continue;
+        if (!first) first = &g;
+        else if (g.cliques != first->cliques)
+            differ += (differ.empty() ? "" : ", ") + ("GPU " + g.pci + " " + clique_list(g.cliques));
+    }
+    if (differ.empty()) return "";
+    return "this node's GPUs list different NVLink cliques (fabric info v4, type:id): GPU " + first->pci + " " +
+           clique_list(first->cliques) + ", " + differ;
+}
+
+}  // namespace
+
 std::vector<std::string> mnnvl_problems(const MnnvlInputs& in) {
     std::vector<std::string> out;
     for (const auto& g : in.gpus) {
@@ -84,6 +110,9 @@ std::vector<std::string> mnnvl_problems(const MnnvlInputs& in) {
                           ": NCCL keeps multi-node NVLink at reduced bandwidth; drain the node");
     }
     const std::vector<std::string> cliques = fabric_cliques(in.gpus);
+    if (const std::string d = v4_clique_difference(in.gpus); cliques.size() == 1 && !d.empty())
+        out.push_back(d + ": NCCL builds its NVLink domains from these cliques and crosses between them over the "
+                      "NICs; check the rack's fabric partition");
     if (cliques.size() > 1)
         out.push_back("this node's GPUs are in " + std::to_string(cliques.size()) +
                       " NVLink cliques: NCCL builds one MNNVL domain per clique and crosses between them over the "

@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gputopo {
@@ -36,6 +37,8 @@ struct FabricGpu {
     int health_summary = -1;        // v3, -1 unknown
     std::string cluster_uuid;       // "" until completed
     int clique = -1;
+    // Fabric info v4 (NVML v615+): every (type, id) clique, empty before v4.
+    std::vector<std::pair<int, unsigned>> cliques = {};
 };
 
 struct MnnvlInputs {

@@ -28,6 +28,7 @@
 #include "launcher/job/slow_nodes.hpp"
 #include "launcher/job/spare_check.hpp"
 #include "launcher/job/step_end.hpp"
+#include "launcher/requeue/expedite.hpp"
 #include "launcher/requeue/requeue.hpp"
 #include "launcher/requeue/requeue_asked.hpp"
 #include "launcher/requeue/slurm_ctl.hpp"
@@ -490,6 +491,7 @@ int requeue_job(const JobContext& c, const RestartDecision& d, int status, Event
     RequeueDecision rq;
     rq.action = RequeueAction::Requeue;
     rq.exclude_node = d.failed_node;
+    rq.restart_count = c.requeues;
     rq.message = "gputopo run: " + d.reason;
     RequeueResult r = perform_requeue(c.job_id, rq);
     say(r.requeued ? "requeued without " + d.failed_node : "requeue failed: " + r.message);
@@ -678,6 +680,7 @@ int supervise(const JobOptions& o, JobContext& c) {
             say(user_error_message(v));
             log.write(Event("restart_decision").add("action", "stop").add("reason", user_error_message(v))
                           .add("failed_node", "").add("replacement", "").add("same_island", false).add("restarts", restarts_total));
+            settle_final_end(c.job_id, c.requeues, "user_error", log);
             return v.status ? v.status : 1;
         }
         // A step Slurm does not create right after a node loss is the allocation's state
@@ -732,6 +735,7 @@ int supervise(const JobOptions& o, JobContext& c) {
         de.add("action", restart_action_name(d.action)).add("reason", d.reason).add("failed_node", d.failed_node)
             .add("replacement", d.replacement).add("same_island", d.same_island).add("restarts", restarts_total);
         log.write(de);
+        if (d.action == RestartAction::Stop) settle_final_end(c.job_id, c.requeues, "gputopo run's stop", log);
         if (d.action == RestartAction::Stop) return v.status ? v.status : 1;
         if (d.action == RestartAction::Requeue) {
             for (const auto& n : to_record) record_excluded(c.job_id, n, log);  // spares that failed their check

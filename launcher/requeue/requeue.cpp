@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "launcher/requeue/expedite.hpp"
 #include "launcher/requeue/slurm_ctl.hpp"
 #include "topo/core/strings.hpp"
 
@@ -65,6 +66,7 @@ RequeueDecision decide_requeue(const Classification& c, const Options& o, const 
         return d;
     }
     d.action = RequeueAction::Requeue;
+    d.restart_count = in.restart_count;
     if (c.local && !in.node.empty()) d.exclude_node = in.node;
     if (o.backoff_s > 0) d.backoff_s = o.backoff_s * std::pow(2.0, std::min(in.restart_count, 20));
     std::ostringstream m;
@@ -131,6 +133,10 @@ std::string merge_exclusion_record(const std::string& comment, const std::string
 
 RequeueResult perform_requeue(const std::string& job_id, const RequeueDecision& d) {
     RequeueResult res;
+    if (d.restart_count >= 0 && requeued_since(query_job(job_id), d.restart_count)) {
+        res.lost_race = true;  // Slurm requeued it (and may have started it again): not twice
+        return res;
+    }
     if (!d.exclude_node.empty() || d.backoff_s > 0) {
         JobInfo info = query_job(job_id);
         if (!info.known) {

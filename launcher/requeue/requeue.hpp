@@ -48,6 +48,7 @@ struct RequeueDecision {
     std::string exclude_node;       // "" none
     double backoff_s = 0;           // 0: Slurm's own hold
     std::string message;            // one line for the user, "gputopo: ..."
+    int restart_count = -1;         // the attempt that failed (SLURM_RESTART_COUNT); -1 unknown
 };
 
 bool retryable(FailureClass cls, const Options& o);
@@ -72,7 +73,9 @@ struct RequeueResult {
     std::string message;
 };
 // Effects: Comment record (when a node is to be excluded or a back-off set),
-// then scontrol requeue.
+// then scontrol requeue. A job requeued since attempt d.restart_count (by
+// Slurm: a node failure, an expedited requeue, launcher/requeue/expedite.hpp)
+// is not requeued again: lost_race.
 RequeueResult perform_requeue(const std::string& job_id, const RequeueDecision& d);
 
 }  // namespace gputopo::launch

@@ -49,7 +49,7 @@ std::optional<bool> requeue_in_sbatch_args(const std::vector<std::string>& args)
         if (a.rfind("--", 0) == 0) {
             const size_t eq = a.find('=');
             const std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-            if (name == "requeue" && eq == std::string::npos) v = true;
+            if (name == "requeue") v = true;  // --requeue, --requeue=expedite (25.11)
             if (name == "no-requeue" && eq == std::string::npos) v = false;
             if (eq == std::string::npos && !long_flag(name)) ++i;  // its value
             continue;

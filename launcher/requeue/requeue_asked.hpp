@@ -52,7 +52,7 @@ RequeueAsked requeue_asked(const std::string& job_id, const JobInfo& info, const
 
 // Parsers (pure, never throw), for the tests:
 // sbatch's arguments (argv[1..], the script and its arguments after them):
-// true for the last of --requeue / --no-requeue before the script, false,
+// true for the last of --requeue[=expedite] / --no-requeue before the script, false,
 // or nullopt when neither is there.
 std::optional<bool> requeue_in_sbatch_args(const std::vector<std::string>& args);
 // The SubmitLine of `scontrol show job -o` output ("" when absent).

@@ -306,6 +306,34 @@ TEST_CASE("doctor --mnnvl: NCCL's multi-node NVLink prerequisites on fake GB300 
         in.peers = {"5d1e7a30-2b44-4c8e-8f10-9a8b7c6d5e4f/32766"};  // a tray of its own rack
         CHECK(status(run_doctor(in), "mnnvl") == CheckStatus::Ok);
     }
+    SECTION("v4 driver (NVML v615+): several cliques per GPU; the island key stays the legacy clique id") {
+        FakeNvmlScenario sc("gb300-fabric-v4.nvml");
+        NvmlSnapshot s = read_nvml(gputopo_test::fake_nvml_library());
+        REQUIRE(s.gpus.size() == 4);
+        const std::vector<std::pair<int, unsigned>> four = {{0, 32766}, {1, 32766}, {2, 7}, {3, 7}};
+        CHECK(s.gpus[0].fabric_version == 4);
+        CHECK(s.gpus[0].fabric_cliques == four);
+        CHECK(s.gpus[0].fabric_clique == 32766);
+        CHECK(s.gpus[0].fabric_cluster_uuid == "8c4a9f2e-11d3-4b7a-9c55-0a1b2c3d4e5f");
+        CHECK(s.gpus[0].fabric_health_summary == 1);
+        CHECK(s.gpus[1].fabric_health_mask == 1);
+        CHECK(s.gpus[1].fabric_health_summary == 3);
+        CHECK(s.gpus[2].fabric_state == 2);  // registering: no clique counts yet
+        CHECK(s.gpus[2].fabric_cliques.empty());
+        CHECK(s.gpus[2].fabric_clique == -1);
+        // numCliques 70 > the array's 64: 64 kept, and said.
+        CHECK(s.gpus[3].fabric_cliques.size() == 64);
+        REQUIRE(s.gpus[3].errors.size() == 1);
+        CHECK(s.gpus[3].errors[0].find("numCliques 70 (expected at most 64)") != std::string::npos);
+        DoctorReport r = run_doctor(mnnvl_inputs(ok_dir));
+        INFO(doctor_table(r));
+        CHECK(status(r, "mnnvl") == CheckStatus::Fail);
+        CHECK(mentions(r, "mnnvl", "GPU 0009:06:00.0: fabric health: degraded bandwidth"));
+        CHECK(mentions(r, "mnnvl", "GPU 0018:06:00.0: NVLink fabric registration not complete (state 2)"));
+        CHECK(mentions(r, "mnnvl", "this node's GPUs list different NVLink cliques (fabric info v4, type:id): "
+                                   "GPU 0008:06:00.0 0:32766,1:32766,2:7,3:7, GPU 0019:06:00.0 "));
+        CHECK_FALSE(mentions(r, "mnnvl", ", GPU 0009:06:00.0 0:"));  // GPU 1 lists the same cliques
+    }
     SECTION("a node without a multi-node fabric: skipped") {
         FakeNvmlScenario sc("hgx-h200-nvswitch.nvml");
         DoctorInputs in = inputs(kH200, false);
@@ -315,6 +343,32 @@ TEST_CASE("doctor --mnnvl: NCCL's multi-node NVLink prerequisites on fake GB300 
     }
     fs::remove_all(ok_dir);
     fs::remove_all(empty_dir);
+}
+
+TEST_CASE("fabric info v4: GPUs of a node that list other cliques are named; agreeing lists are not", "[doctor][mnnvl]") {
+    auto gpu = [](const char* pci, std::vector<std::pair<int, unsigned>> cliques) {
+        FabricGpu g;
+        g.pci = pci;
+        g.state = 3;
+        g.status = 0;
+        g.cluster_uuid = "8c4a9f2e-11d3-4b7a-9c55-0a1b2c3d4e5f";
+        g.clique = 32766;
+        g.cliques = std::move(cliques);
+        return g;
+    };
+    MnnvlInputs in;
+    in.imex = {true, 1, 1};
+    in.gpus = {gpu("a", {{0, 32766}, {2, 7}}), gpu("b", {{0, 32766}, {2, 7}})};
+    CHECK(mnnvl_problems(in).empty());
+    in.gpus.push_back(gpu("c", {{0, 32766}, {2, 8}}));
+    const auto p = mnnvl_problems(in);
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].rfind("this node's GPUs list different NVLink cliques (fabric info v4, type:id): GPU a 0:32766,2:7, "
+                     "GPU c 0:32766,2:8: NCCL",
+                     0) == 0);
+    // Before v4 (no lists) nothing is compared.
+    for (auto& g : in.gpus) g.cliques.clear();
+    CHECK(mnnvl_problems(in).empty());
 }
 
 TEST_CASE("fabric health mask: each 2-bit condition that holds is named", "[doctor][mnnvl]") {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "tests/unit/fixtures.hpp"
 #include "tests/unit/lua_runner.hpp"
@@ -95,4 +96,53 @@ return table.concat(logs, "|"))");
     CHECK_THAT(out, Catch::Contains("no --segment (tp is not from 1 to 1048576)"));
     CHECK_THAT(out, Catch::Contains("no --segment (tp*cp*ep is more than 1048576 GPUs)"));
     CHECK(out.find("-9223372036854775808") == std::string::npos);
+}
+
+TEST_CASE("job_submit.lua: --segment with -w per release (25.11+ take it when -w names the job's nodes; "
+          "23.11-25.05 refuse several segments with -w)",
+          "[lua][segment]") {
+    // 18-node blocks (GB200 NVL72 racks); tp=8,pp=4 on 36 nodes of 4 GPUs: --segment=18 (two segments).
+    const std::string out = run_job_submit(
+        "BlockName=rack1 Nodes=gb[001-018]\nBlockName=rack2 Nodes=gb[019-036]\nBlockSizes=18\n", R"(
+local function seg(jd) return tostring(jd.segment_size) end
+local r = {}
+-- 26.05 (segment_size in job_submit/lua): -w naming all 36 nodes: set.
+r[#r + 1] = seg(submit("island,tp=8,pp=4", { min_nodes = 36, ntasks_per_node = 4, segment_size = 0, req_nodes = "gb[001-036]" }))
+-- -w naming 20 of the 36: Slurm would refuse the job ("requires less nodes than job size with segment"): none.
+r[#r + 1] = seg(submit("island,tp=8,pp=4", { min_nodes = 36, ntasks_per_node = 4, segment_size = 0, req_nodes = "gb[001-010],gb[019-028]" }))
+r[#r + 1] = logs[#logs]
+-- One segment (18 nodes, segment 18): -w is no concern.
+r[#r + 1] = seg(submit("island,tp=8,pp=4", { min_nodes = 18, ntasks_per_node = 4, segment_size = 0, req_nodes = "gb[001-009]" }))
+-- 23.11-25.11 (no such field): the log names the value and the -w rule.
+r[#r + 1] = seg(submit("island,tp=8,pp=4", { min_nodes = 36, ntasks_per_node = 4, req_nodes = "gb[001-036]" }))
+r[#r + 1] = logs[#logs]
+-- Without -w: the line as before.
+submit("island,tp=8,pp=4", { min_nodes = 36, ntasks_per_node = 4 })
+r[#r + 1] = logs[#logs]
+return table.concat(r, "\n")
+)");
+    if (out.empty()) {
+        WARN("liblua5.1.so.0 is not installed: job_submit.lua not run");
+        return;
+    }
+    INFO(out);
+    std::vector<std::string> lines;
+    for (size_t a = 0, b; a <= out.size(); a = b + 1) {
+        b = out.find('\n', a);
+        if (b == std::string::npos) b = out.size();
+        lines.push_back(out.substr(a, b - a));
+    }
+    REQUIRE(lines.size() == 7);
+    CHECK(lines[0] == "18");
+    CHECK(lines[1] == "0");
+    CHECK(lines[2] == "gputopo: job from uid 1000: --gpu-topo=island,tp=8,pp=4: no --segment (-w names 20 nodes, "
+                      "fewer than the job's 36: Slurm refuses several segments then)");
+    CHECK(lines[3] == "18");
+    CHECK(lines[4] == "nil");
+    CHECK(lines[5] == "gputopo: job from uid 1000: --gpu-topo=island,tp=8,pp=4: this Slurm's job_submit/lua cannot set "
+                      "--segment (26.05+): submit with --segment=18 (blocks of 18 nodes) to keep every TP*CP*EP group "
+                      "in one block (with -w: Slurm 25.11+; 23.11-25.05 refuse -w with several segments)");
+    CHECK(lines[6] == "gputopo: job from uid 1000: --gpu-topo=island,tp=8,pp=4: this Slurm's job_submit/lua cannot set "
+                      "--segment (26.05+): submit with --segment=18 (blocks of 18 nodes) to keep every TP*CP*EP group "
+                      "in one block");
 }

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -513,26 +514,119 @@ TEST_CASE("island mode keeps Slurm's ranks where Slurm's order is island by isla
     const auto env = task_env(1, 0, 0);              // n2 holds ranks 0-1: topology order
     const step::SlurmNodeOrder o = step::step_node_order(getenv_of(env), 0, &blocks, true);
     REQUIRE(o.order == "topology");
+    // A 26.05 Slurm with a default slurm.conf.
+    const step::SlurmPlacement plain;
+    auto keeps = [&](const step::SlurmPlacement& p, bool release_26_05, const std::map<std::string, std::string>& e,
+                     const step::SlurmNodeOrder& order, const IslandMap& islands) {
+        return step::slurm_order_keeps_islands(p, release_26_05, getenv_of(e), order, blocks, islands);
+    };
     // Island mode over Slurm's own blocks (no islands=): the same islands, one run each.
-    CHECK(step::slurm_order_keeps_islands(getenv_of(env), o, blocks, blocks));
+    CHECK(keeps(plain, true, env, o, blocks));
     // gputopo.conf islands that Slurm's blocks also keep together (one island per node pair as
     // the blocks, named otherwise; a node no island names is alone).
     IslandMap racks;
     racks.add("rackA", Hostlist::parse("n[2,4]"), IslandSource::GputopoConf, "gputopo.conf:1");
     racks.add("rackB", Hostlist::parse("n1"), IslandSource::GputopoConf, "gputopo.conf:2");
     racks.seal();
-    CHECK(step::slurm_order_keeps_islands(getenv_of(env), o, blocks, racks));
+    CHECK(keeps(plain, true, env, o, racks));
     // Islands across Slurm's blocks (n1 with n2): Slurm's order splits them; island order stands.
     IslandMap across;
     across.add("x", Hostlist::parse("n[1-2]"), IslandSource::GputopoConf, "gputopo.conf:1");
     across.add("y", Hostlist::parse("n[3-4]"), IslandSource::GputopoConf, "gputopo.conf:2");
     across.seal();
-    CHECK_FALSE(step::slurm_order_keeps_islands(getenv_of(env), o, blocks, across));
+    CHECK_FALSE(keeps(plain, true, env, o, across));
     // Name order (before 26.05, or a node whose ranks fit only it): island order stands.
     const auto named = task_env(0, 0, 0);
     const step::SlurmNodeOrder by_name = step::step_node_order(getenv_of(named), 0, &blocks, false);
     REQUIRE(by_name.order == "node list");
-    CHECK_FALSE(step::slurm_order_keeps_islands(getenv_of(named), by_name, blocks, blocks));
+    CHECK_FALSE(keeps(plain, true, named, by_name, blocks));
+    // Before 26.05 Slurm places by node order: nothing kept, whatever the ranks suggest.
+    CHECK_FALSE(keeps(plain, false, env, o, blocks));
+}
+
+TEST_CASE("keep Slurm's ranks: BlockAsNodeRank, CR_NO_DIST_TOPO_BLOCK and segments as slurm.conf and the job say",
+          "[rank_order][slurm-order][segment]") {
+    const IslandMap blocks = blocks_out_of_order();  // b1=n[2,4], b2=n[1,3]
+    const auto env = task_env(1, 0, 0);
+    const step::SlurmNodeOrder o = step::step_node_order(getenv_of(env), 0, &blocks, true);
+    REQUIRE(o.order == "topology");
+    auto keeps = [&](const step::SlurmPlacement& p, bool release_26_05, const std::map<std::string, std::string>& e,
+                     const IslandMap& islands) {
+        return step::slurm_order_keeps_islands(p, release_26_05, getenv_of(e), o, blocks, islands);
+    };
+    const std::map<std::string, std::string> none;
+    // slurm.conf lines as sites write them (Slurm matches the words case-insensitively).
+    const std::string conf = "ClusterName=c\nSelectType=select/cons_tres\n"
+                             "SelectTypeParameters=CR_Core_Memory,CR_NO_DIST_TOPO_BLOCK\n"
+                             "TopologyPlugin=topology/block\nTopologyParam=RouteTree,BlockAsNodeRank\n";
+    const step::SlurmPlacement both = step::parse_slurm_placement(conf, getenv_of(none));
+    CHECK(both.no_dist_topo_block);
+    CHECK(both.block_as_node_rank);
+    const step::SlurmPlacement no_dist =
+        step::parse_slurm_placement("SelectTypeParameters=CR_Core_Memory,cr_no_dist_topo_block\n", getenv_of(none));
+    CHECK(no_dist.no_dist_topo_block);
+    CHECK_FALSE(no_dist.block_as_node_rank);
+    const step::SlurmPlacement block_rank =
+        step::parse_slurm_placement("topologyparam=BlockAsNodeRank # blocks\nbroken line\n", getenv_of(none));
+    CHECK(block_rank.block_as_node_rank);  // the line Slurm would reject does not hide it
+    CHECK_FALSE(step::parse_slurm_placement("TopologyParam=SwitchAsNodeRank\n", getenv_of(none)).block_as_node_rank);
+
+    // CR_NO_DIST_TOPO_BLOCK on 26.05: back to node order, island order is gputopo's job.
+    CHECK_FALSE(keeps(no_dist, true, env, blocks));
+    // BlockAsNodeRank: block by block on any release (24.11 here), and with CR_NO_DIST_TOPO_BLOCK too.
+    CHECK(keeps(block_rank, false, env, blocks));
+    CHECK(keeps(both, true, env, blocks));
+
+    // Segments: SLURM_JOB_SEGMENT_SIZE as sbatch --segment=2 sets it. In Slurm's order
+    // (n2,n4 | n1,n3) the segments are {n2,n4} and {n1,n3}; islands that cut them
+    // (x=n[1-2], y=n[3-4]) would tear a segment apart: Slurm's ranks stay.
+    IslandMap across;
+    across.add("x", Hostlist::parse("n[1-2]"), IslandSource::GputopoConf, "gputopo.conf:1");
+    across.add("y", Hostlist::parse("n[3-4]"), IslandSource::GputopoConf, "gputopo.conf:2");
+    across.seal();
+    auto with_segment = [&](const char* s) {
+        auto e = env;
+        e["SLURM_JOB_SEGMENT_SIZE"] = s;
+        return e;
+    };
+    const step::SlurmPlacement seg2 = step::parse_slurm_placement("", getenv_of(with_segment("2")));
+    CHECK(seg2.segment_size == 2);
+    CHECK(keeps(seg2, true, with_segment("2"), across));
+    // Segments of one node are never split: island order stands.
+    const step::SlurmPlacement seg1 = step::parse_slurm_placement("", getenv_of(with_segment("1")));
+    CHECK(seg1.segment_size == 1);
+    CHECK_FALSE(keeps(seg1, true, with_segment("1"), across));
+    // Islands of one node each: every 2-node segment spans two of them: kept.
+    IslandMap singles;
+    for (const char* n : {"n1", "n2", "n3", "n4"}) singles.add(n, Hostlist::parse(n), IslandSource::GputopoConf, "x");
+    singles.seal();
+    CHECK(keeps(seg2, true, with_segment("2"), singles));
+    // But CR_NO_DIST_TOPO_BLOCK: the segments are not in Slurm's rank order; island order stands.
+    step::SlurmPlacement seg_no_dist = no_dist;
+    seg_no_dist.segment_size = 2;
+    CHECK_FALSE(keeps(seg_no_dist, true, with_segment("2"), across));
+    // Bad SLURM_JOB_SEGMENT_SIZE values read as none.
+    for (const char* bad : {"0", "x", "-2", "2x", "99999999", ""})
+        CHECK(step::parse_slurm_placement("", getenv_of(with_segment(bad))).segment_size == 0);
+}
+
+TEST_CASE("read_slurm_placement reads the slurm.conf SLURM_CONF names", "[rank_order][slurm-order]") {
+    const std::string dir = "/tmp/gputopo-placement-" + std::to_string(::getpid());
+    std::filesystem::create_directories(dir);
+    {
+        std::ofstream f(dir + "/slurm.conf");
+        f << "ClusterName=c\nTopologyPlugin=topology/block\nTopologyParam=BlockAsNodeRank\n";
+    }
+    const std::map<std::string, std::string> proc = {{"SLURM_CONF", dir + "/slurm.conf"}};
+    const std::map<std::string, std::string> job = {{"SLURM_JOB_SEGMENT_SIZE", "4"}};
+    const step::SlurmPlacement p = step::read_slurm_placement(getenv_of(proc), getenv_of(job));
+    CHECK(p.block_as_node_rank);
+    CHECK(p.segment_size == 4);
+    CHECK(step::slurm_places_by_topology(getenv_of(proc)));
+    // No such file: as an empty slurm.conf.
+    const std::map<std::string, std::string> gone = {{"SLURM_CONF", dir + "/none.conf"}};
+    CHECK_FALSE(step::read_slurm_placement(getenv_of(gone), getenv_of(job)).block_as_node_rank);
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the lowest rank on a task's node: SLURM_PROCID - SLURM_LOCALID, range-checked", "[rank_order][slurm-order]") {

@@ -95,6 +95,7 @@ inline constexpr const char* kRankOrder = "GPUTOPO_RANK_ORDER";                 
 inline constexpr const char* kSlurmdNodename = "SLURMD_NODENAME";
 inline constexpr const char* kSlurmClusterName = "SLURM_CLUSTER_NAME";
 inline constexpr const char* kSlurmConf = "SLURM_CONF";
+inline constexpr const char* kSlurmJobSegmentSize = "SLURM_JOB_SEGMENT_SIZE";  // sbatch --segment=S (23.11+)
 inline constexpr const char* kSlurmCpusPerTask = "SLURM_CPUS_PER_TASK";
 inline constexpr const char* kSlurmCpuBind = "SLURM_CPU_BIND";
 inline constexpr const char* kSlurmCpuBindType = "SLURM_CPU_BIND_TYPE";

@@ -155,6 +155,32 @@ typedef struct {
 // healthSummary (v3): NOT_SUPPORTED 0, HEALTHY 1, UNHEALTHY 2, LIMITED_CAPACITY 3.
 #define GPUTOPO_NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY 1
 
+// nvmlDeviceGetGpuFabricInfo_v4 (NVML v615+: "Changes between NVML v610 and v615" in
+// NVIDIA's NVML change log): v3 with the single cliqueId replaced by (type, id) clique
+// entries, sorted by type then id; Hopper reports the unicast and multicast pointer
+// cliques, Blackwell and Rubin the logical-endpoint ones too. No version field: the
+// call itself is versioned. Layout as NVIDIA's NVML API reference gives it
+// (docs.nvidia.com/deploy/nvml-api/api/structnvmlGpuFabricInfo__v4__t.html and
+// structnvmlGpuFabricClique__v1__t.html: clusterUuid[16], status, cliques[64],
+// numCliques, state, healthMask, healthSummary; a clique is {unsigned char type;
+// unsigned int id;}). The NVML_GPU_FABRIC_CLIQUE_TYPE_* values are not relied on: the
+// clique that keys islands stays the legacy cliqueId (v3/v2/v1), which per that page is
+// the id of the first unicast-pointer entry.
+#define GPUTOPO_NVML_GPU_FABRIC_CLIQUE_MAX 64      // NVML_GPU_FABRIC_CLIQUE_MAX
+typedef struct {
+    unsigned char type;
+    unsigned int id;
+} nvmlGpuFabricClique_v1_t;
+typedef struct {
+    unsigned char clusterUuid[GPUTOPO_NVML_GPU_FABRIC_UUID_LEN];
+    nvmlReturn_t status;
+    nvmlGpuFabricClique_v1_t cliques[GPUTOPO_NVML_GPU_FABRIC_CLIQUE_MAX];
+    unsigned int numCliques;
+    nvmlGpuFabricState_t state;
+    unsigned int healthMask;
+    unsigned char healthSummary;
+} nvmlGpuFabricInfo_v4_t;
+
 // Function pointer types, one per symbol looked up.
 typedef nvmlReturn_t (*nvmlInit_v2_fn)(void);
 typedef nvmlReturn_t (*nvmlShutdown_fn)(void);
@@ -185,6 +211,7 @@ typedef nvmlReturn_t (*nvmlDeviceGetNvLinkErrorCounter_fn)(nvmlDevice_t device, 
                                                             unsigned long long* value);
 typedef nvmlReturn_t (*nvmlDeviceGetGpuFabricInfo_fn)(nvmlDevice_t device, nvmlGpuFabricInfo_t* info);
 typedef nvmlReturn_t (*nvmlDeviceGetGpuFabricInfoV_fn)(nvmlDevice_t device, void* info);  // v2 or v3, by its version
+typedef nvmlReturn_t (*nvmlDeviceGetGpuFabricInfo_v4_fn)(nvmlDevice_t device, nvmlGpuFabricInfo_v4_t* info);
 typedef nvmlReturn_t (*nvmlDeviceGetTotalEccErrors_fn)(nvmlDevice_t device, nvmlMemoryErrorType_t errorType,
                                                         nvmlEccCounterType_t counterType,
                                                         unsigned long long* eccCounts);
@@ -215,3 +242,10 @@ static_assert(offsetof(nvmlGpuFabricInfo_v2_t, cliqueId) == 24, "nvmlGpuFabricIn
 static_assert(offsetof(nvmlGpuFabricInfo_v2_t, healthMask) == 32, "nvmlGpuFabricInfo_v2_t.healthMask");
 static_assert(sizeof(nvmlGpuFabricInfo_v3_t) == 40, "nvmlGpuFabricInfo_v3_t: v2 + 1 (+3)");
 static_assert(GPUTOPO_NVML_GPU_FABRIC_INFO_V3 == 0x3000028U, "nvmlGpuFabricInfo_v3");
+static_assert(sizeof(nvmlGpuFabricClique_v1_t) == 8, "nvmlGpuFabricClique_v1_t: 1 (+3) + 4");
+static_assert(offsetof(nvmlGpuFabricInfo_v4_t, cliques) == 20, "nvmlGpuFabricInfo_v4_t.cliques");
+static_assert(offsetof(nvmlGpuFabricInfo_v4_t, numCliques) == 532, "nvmlGpuFabricInfo_v4_t.numCliques: 20 + 64*8");
+static_assert(offsetof(nvmlGpuFabricInfo_v4_t, state) == 536, "nvmlGpuFabricInfo_v4_t.state");
+static_assert(offsetof(nvmlGpuFabricInfo_v4_t, healthMask) == 540, "nvmlGpuFabricInfo_v4_t.healthMask");
+static_assert(offsetof(nvmlGpuFabricInfo_v4_t, healthSummary) == 544, "nvmlGpuFabricInfo_v4_t.healthSummary");
+static_assert(sizeof(nvmlGpuFabricInfo_v4_t) == 548, "nvmlGpuFabricInfo_v4_t: 545 (+3)");

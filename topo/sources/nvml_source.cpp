@@ -86,6 +86,7 @@ struct Api {
     nvmlDeviceGetNvLinkErrorCounter_fn link_errors = nullptr;
     nvmlDeviceGetGpuFabricInfo_fn fabric = nullptr;
     nvmlDeviceGetGpuFabricInfoV_fn fabric_v = nullptr;
+    nvmlDeviceGetGpuFabricInfo_v4_fn fabric_v4 = nullptr;
     nvmlDeviceGetTotalEccErrors_fn ecc = nullptr;
     nvmlDeviceGetRetiredPages_fn retired = nullptr;
     nvmlDeviceGetRetiredPagesPendingStatus_fn retired_pending = nullptr;
@@ -112,6 +113,7 @@ struct Api {
           link_errors(lib.get<nvmlDeviceGetNvLinkErrorCounter_fn>("nvmlDeviceGetNvLinkErrorCounter")),
           fabric(lib.get<nvmlDeviceGetGpuFabricInfo_fn>("nvmlDeviceGetGpuFabricInfo")),
           fabric_v(lib.get<nvmlDeviceGetGpuFabricInfoV_fn>("nvmlDeviceGetGpuFabricInfoV")),
+          fabric_v4(lib.get<nvmlDeviceGetGpuFabricInfo_v4_fn>("nvmlDeviceGetGpuFabricInfo_v4")),
           ecc(lib.get<nvmlDeviceGetTotalEccErrors_fn>("nvmlDeviceGetTotalEccErrors")),
           retired(lib.get<nvmlDeviceGetRetiredPages_fn>("nvmlDeviceGetRetiredPages")),
           retired_pending(lib.get<nvmlDeviceGetRetiredPagesPendingStatus_fn>("nvmlDeviceGetRetiredPagesPendingStatus")),
@@ -206,45 +208,82 @@ void read_links(const Api& api, nvmlDevice_t dev, NvmlGpuInfo& g) {
     }
 }
 
-// The fields v1, v2 and v3 share, into `g`.
+// The health fields each version has, into `g` (v1: none; v2: the mask; v3, v4: the
+// mask and the summary).
+void take_health(const nvmlGpuFabricInfo_t&, NvmlGpuInfo&) {}
+void take_health(const nvmlGpuFabricInfo_v2_t& info, NvmlGpuInfo& g) { g.fabric_health_mask = info.healthMask; }
+template <typename Info>
+void take_health(const Info& info, NvmlGpuInfo& g) {
+    g.fabric_health_mask = info.healthMask;
+    g.fabric_health_summary = info.healthSummary;
+}
+
+// The fields every version has, then its health fields, into `g`.
 template <typename Info>
 void take_fabric(const Info& info, int version, NvmlGpuInfo& g) {
     g.fabric_version = version;
     g.fabric_state = info.state;
     g.fabric_status = static_cast<int>(info.status);
-    if (info.state == GPUTOPO_NVML_GPU_FABRIC_STATE_COMPLETED && info.status == NVML_SUCCESS) {
+    if (info.state == GPUTOPO_NVML_GPU_FABRIC_STATE_COMPLETED && info.status == NVML_SUCCESS)
         g.fabric_cluster_uuid = format_uuid(info.clusterUuid);
-        if (!g.fabric_cluster_uuid.empty()) g.fabric_clique = static_cast<int>(info.cliqueId);
-    }
+    take_health(info, g);
 }
 
-// nvmlDeviceGetGpuFabricInfoV with v3 (health summary), else v2 (an older
-// driver answers ARGUMENT_VERSION_MISMATCH), else the unversioned call.
-void read_fabric(const Api& api, nvmlDevice_t dev, NvmlGpuInfo& g) {
-    if (api.fabric_v) {
-        nvmlGpuFabricInfo_v3_t v3;
-        std::memset(&v3, 0, sizeof v3);
-        v3.version = GPUTOPO_NVML_GPU_FABRIC_INFO_V3;
-        if (api.fabric_v(dev, &v3) == NVML_SUCCESS) {
-            take_fabric(v3, 3, g);
-            g.fabric_health_mask = v3.healthMask;
-            g.fabric_health_summary = v3.healthSummary;
-            return;
-        }
-        nvmlGpuFabricInfo_v2_t info;
-        std::memset(&info, 0, sizeof info);
-        info.version = GPUTOPO_NVML_GPU_FABRIC_INFO_V2;
-        if (api.fabric_v(dev, &info) == NVML_SUCCESS) {
-            take_fabric(info, 2, g);
-            g.fabric_health_mask = info.healthMask;
-            return;
-        }
-    }
+// One versioned nvmlDeviceGetGpuFabricInfoV call (v2 or v3); false when the
+// driver refuses that version (an older one answers ARGUMENT_VERSION_MISMATCH).
+template <typename Info>
+bool read_fabric_versioned(const Api& api, nvmlDevice_t dev, unsigned int version_word, int version, NvmlGpuInfo& g) {
+    Info info;
+    std::memset(&info, 0, sizeof info);
+    info.version = version_word;
+    if (api.fabric_v(dev, &info) != NVML_SUCCESS) return false;
+    take_fabric(info, version, g);
+    if (!g.fabric_cluster_uuid.empty()) g.fabric_clique = static_cast<int>(info.cliqueId);
+    return true;
+}
+
+// The legacy clique id (what keys the island): nvmlDeviceGetGpuFabricInfoV
+// with v3, else v2, else the unversioned call.
+void read_fabric_legacy(const Api& api, nvmlDevice_t dev, NvmlGpuInfo& g) {
+    if (api.fabric_v && (read_fabric_versioned<nvmlGpuFabricInfo_v3_t>(api, dev, GPUTOPO_NVML_GPU_FABRIC_INFO_V3, 3, g) ||
+                         read_fabric_versioned<nvmlGpuFabricInfo_v2_t>(api, dev, GPUTOPO_NVML_GPU_FABRIC_INFO_V2, 2, g)))
+        return;
     if (api.fabric) {
         nvmlGpuFabricInfo_t info;
         std::memset(&info, 0, sizeof info);
-        if (api.fabric(dev, &info) == NVML_SUCCESS) take_fabric(info, 1, g);
+        if (api.fabric(dev, &info) == NVML_SUCCESS) {
+            take_fabric(info, 1, g);
+            if (!g.fabric_cluster_uuid.empty()) g.fabric_clique = static_cast<int>(info.cliqueId);
+        }
     }
+}
+
+// v4 (NVML v615+): every clique, on top of what the legacy call gave; its
+// state, status, UUID and health are the newest. numCliques is capped at the
+// array's 64 entries (a driver that says more is named in the GPU's errors).
+void read_fabric_v4(const Api& api, nvmlDevice_t dev, NvmlGpuInfo& g) {
+    nvmlGpuFabricInfo_v4_t info;
+    std::memset(&info, 0, sizeof info);
+    if (api.fabric_v4(dev, &info) != NVML_SUCCESS) return;
+    take_fabric(info, 4, g);
+    unsigned n = info.numCliques;
+    if (n > GPUTOPO_NVML_GPU_FABRIC_CLIQUE_MAX) {
+        g.errors.push_back("nvmlDeviceGetGpuFabricInfo_v4: numCliques " + std::to_string(n) + " (expected at most " +
+                           std::to_string(GPUTOPO_NVML_GPU_FABRIC_CLIQUE_MAX) + "); the first " +
+                           std::to_string(GPUTOPO_NVML_GPU_FABRIC_CLIQUE_MAX) + " are kept");
+        n = GPUTOPO_NVML_GPU_FABRIC_CLIQUE_MAX;
+    }
+    g.fabric_cliques.clear();
+    if (g.fabric_cluster_uuid.empty()) {
+        g.fabric_clique = -1;  // not registered (yet): no clique counts
+        return;
+    }
+    for (unsigned i = 0; i < n; ++i) g.fabric_cliques.emplace_back(info.cliques[i].type, info.cliques[i].id);
+}
+
+void read_fabric(const Api& api, nvmlDevice_t dev, NvmlGpuInfo& g) {
+    read_fabric_legacy(api, dev, g);
+    if (api.fabric_v4) read_fabric_v4(api, dev, g);
 }
 
 void read_health(const Api& api, nvmlDevice_t dev, NvmlGpuInfo& g) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "topo/core/cpuset.hpp"
@@ -60,9 +61,12 @@ struct NvmlGpuInfo {
     int fabric_status = -1;       // nvmlReturn_t of the probe, when completed
     std::string fabric_cluster_uuid;  // canonical 8-4-4-4-12 lowercase hex
     int fabric_clique = -1;
-    int fabric_version = 0;       // the nvmlGpuFabricInfo version read: 3, 2, 1 (the old call); 0 none
+    int fabric_version = 0;       // the newest nvmlGpuFabricInfo version read: 4, 3, 2, 1 (the old call); 0 none
     long fabric_health_mask = -1; // healthMask (v2+), -1 unknown
-    int fabric_health_summary = -1;  // healthSummary (v3), -1 unknown
+    int fabric_health_summary = -1;  // healthSummary (v3+), -1 unknown
+    // v4: every clique the GPU is in, (type, id) as NVML lists them (by type, then id);
+    // empty before v4. fabric_clique (the legacy id) still keys the island.
+    std::vector<std::pair<int, unsigned>> fabric_cliques;
     NvmlHealth health;
     std::vector<std::string> errors;  // per-GPU NVML failures worth reporting
 };

@@ -48,7 +48,10 @@ struct FakeGpu {
     nvmlReturn_t fabric_status = NVML_SUCCESS;
     unsigned health_mask = 0;      // fabric_health_mask=
     unsigned char health_summary = 1;  // fabric_health_summary= (v3; 1 healthy)
-    int fabric_version = 3;        // fabric_version=: the newest struct this driver knows (1: no V call)
+    int fabric_version = 3;        // fabric_version=: the newest struct this driver knows (1: no V call;
+                                   // 4: nvmlDeviceGetGpuFabricInfo_v4 answers too)
+    std::vector<std::pair<unsigned char, unsigned>> cliques;  // fabric_cliques=TYPE:ID,... (v4)
+    long num_cliques = -1;         // fabric_num_cliques=: what v4 says numCliques is (-1: the list's size)
 };
 
 struct FakeState {
@@ -157,6 +160,17 @@ bool load_fixture(const std::string& path) {
                     else if (k == "fabric_health_mask") g.health_mask = static_cast<unsigned>(std::stoul(v, nullptr, 0));
                     else if (k == "fabric_health_summary") g.health_summary = static_cast<unsigned char>(std::stoul(v));
                     else if (k == "fabric_version") g.fabric_version = std::stoi(v);
+                    else if (k == "fabric_num_cliques") g.num_cliques = std::stol(v);
+                    else if (k == "fabric_cliques") {
+                        std::stringstream list(v);
+                        std::string item;
+                        while (std::getline(list, item, ',')) {
+                            const auto colon = item.find(':');
+                            if (colon == std::string::npos) throw std::runtime_error("fabric_cliques: expected TYPE:ID, got '" + item + "'");
+                            g.cliques.emplace_back(static_cast<unsigned char>(std::stoul(item.substr(0, colon))),
+                                                   static_cast<unsigned>(std::stoul(item.substr(colon + 1))));
+                        }
+                    }
                     else g.values[k] = std::stoull(v);
                 }
                 st.gpus.push_back(g);
@@ -487,6 +501,29 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, void* 
     info->state = g->fabric_state;
     info->healthMask = g->health_mask;
     if (v3) static_cast<nvmlGpuFabricInfo_v3_t*>(arg)->healthSummary = g->health_summary;
+    return NVML_SUCCESS;
+}
+
+// NVML v615+. A driver before it has no such symbol; the fake answers as if
+// the call failed (FUNCTION_NOT_FOUND) unless fabric_version=4.
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo_v4(nvmlDevice_t device, nvmlGpuFabricInfo_v4_t* info) {
+    DEVICE_OR_FAIL("nvmlDeviceGetGpuFabricInfo_v4");
+    if (!info) return NVML_ERROR_INVALID_ARGUMENT;
+    if (g->fabric_version < 4) return NVML_ERROR_FUNCTION_NOT_FOUND;
+    if (!g->fabric) return NVML_ERROR_NOT_SUPPORTED;
+    std::memcpy(info->clusterUuid, g->cluster, sizeof info->clusterUuid);
+    info->status = g->fabric_status;
+    size_t n = 0;
+    for (const auto& [type, id] : g->cliques) {
+        if (n == GPUTOPO_NVML_GPU_FABRIC_CLIQUE_MAX) break;
+        info->cliques[n].type = type;
+        info->cliques[n].id = id;
+        ++n;
+    }
+    info->numCliques = g->num_cliques >= 0 ? static_cast<unsigned>(g->num_cliques) : static_cast<unsigned>(n);
+    info->state = g->fabric_state;
+    info->healthMask = g->health_mask;
+    info->healthSummary = g->health_summary;
     return NVML_SUCCESS;
 }
 
