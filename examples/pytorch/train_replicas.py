@@ -275,7 +275,7 @@ for step in range(start + 1, args.steps + 1):
     gputopo_run.heartbeat(step)
     if first:
         first = False
-        record("step1 step=%d unix=%.3f restore_s=%.3f source=%s" % (step, time.time(), restore_s, source))
+        record("step1 step=%d unix=%.3f restore_s=%.3f source=%s pid=%d" % (step, time.time(), restore_s, source, os.getpid()))
     if step % args.save_every == 0:
         checkpoint(step)
     time.sleep(args.pace)
