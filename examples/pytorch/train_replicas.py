@@ -30,7 +30,8 @@ Options for tests and benchmarks:
   --shared-read-mbps R  read the shared directory at R MB/s per rank (emulates a
                         parallel file system shared by every rank at once)
   --record DIR          append what happened to DIR/replicas.log: "ckpt", "restore"
-                        (step, source, checksum, seconds, shared_opens), "step1"
+                        (step, source, checksum, seconds: the whole restore, fetch_s:
+                        getting the bytes, shared_opens), "step1"
                         (the first step completed after a start, unix time)
   --pace S              seconds to sleep per step
 
@@ -41,6 +42,7 @@ import datetime
 import hashlib
 import io
 import os
+import struct
 import sys
 import time
 
@@ -103,49 +105,68 @@ g0 = torch.Generator().manual_seed(1000 + rank)
 shard = torch.rand(max(1, int(args.state_mb * (1 << 20) / 4)), generator=g0)  # this rank's own state
 
 
-def state_bytes(step):
+# A checkpoint is one buffer (a uint8 tensor): a 16-byte header (the sizes), the small
+# state pickled by torch.save (step, model, optimizer), then the shard's raw bytes,
+# 64-byte aligned. The big part is never pickled: it is written, sent, received and
+# read with one copy each, and restored as a view of the buffer.
+_ALIGN = 64
+
+
+def state_blob(step):
     buf = io.BytesIO()
-    torch.save({"step": step, "model": model.module.state_dict(), "opt": opt.state_dict(), "shard": shard}, buf)
-    return buf.getvalue()
+    torch.save({"step": step, "model": model.module.state_dict(), "opt": opt.state_dict()}, buf)
+    meta = buf.getvalue()
+    off = 16 + (len(meta) + _ALIGN - 1) // _ALIGN * _ALIGN
+    out = torch.zeros(off + shard.numel() * 4, dtype=torch.uint8)
+    out[:16] = torch.frombuffer(bytearray(struct.pack("<QQ", len(meta), shard.numel())), dtype=torch.uint8)
+    out[16:16 + len(meta)] = torch.frombuffer(bytearray(meta), dtype=torch.uint8)
+    out[off:].view(torch.float32).copy_(shard)
+    return out
+
+
+def load(blob):
+    global shard
+    meta_len, numel = struct.unpack("<QQ", blob[:16].numpy().tobytes())
+    s = torch.load(io.BytesIO(blob[16:16 + meta_len].numpy().tobytes()))
+    off = 16 + (meta_len + _ALIGN - 1) // _ALIGN * _ALIGN
+    model.module.load_state_dict(s["model"])
+    opt.load_state_dict(s["opt"])
+    shard = blob[off:off + numel * 4].view(torch.float32)
+    return s["step"]
 
 
 def checksum(step):
     h = hashlib.sha256(str(step).encode())
     for t in list(model.module.state_dict().values()) + [shard]:
-        h.update(t.detach().cpu().numpy().tobytes())
+        h.update(memoryview(t.detach().cpu().contiguous().numpy()).cast("B"))
     return h.hexdigest()[:16]
 
 
-def load(data):
-    global shard
-    s = torch.load(io.BytesIO(data))
-    model.module.load_state_dict(s["model"])
-    opt.load_state_dict(s["opt"])
-    shard = s["shard"]
-    return s["step"]
-
-
-def write_atomic(path, data):
+def write_atomic(path, blob):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path + ".tmp", "wb") as f:
-        f.write(data)
+        f.write(memoryview(blob.numpy()))
     os.replace(path + ".tmp", path)
 
 
 def read_file(path, mbps=0.0):
-    """The file's bytes; at most `mbps` MB/s when given (the emulated shared file system)."""
-    out, t0 = bytearray(), time.monotonic()
-    with open(path, "rb") as f:
-        while True:
-            chunk = f.read(1 << 20)
-            if not chunk:
-                break
-            out += chunk
+    """The file as a uint8 tensor; at most `mbps` MB/s when given (the emulated
+    shared file system: a reader paced to that rate, 1 MiB at a time)."""
+    t0 = time.monotonic()
+    with open(path, "rb", buffering=0) as f:
+        size = os.fstat(f.fileno()).st_size
+        out = torch.empty(size, dtype=torch.uint8)
+        view, pos = memoryview(out.numpy()), 0
+        while pos < size:
+            n = f.readinto(view[pos:pos + (1 << 20)])
+            if not n:
+                raise OSError("%s: short read" % path)
+            pos += n
             if mbps > 0:
-                ahead = len(out) / (mbps * 1e6) - (time.monotonic() - t0)
+                ahead = pos / (mbps * 1e6) - (time.monotonic() - t0)
                 if ahead > 0:
                     time.sleep(ahead)
-    return bytes(out)
+    return out
 
 
 def own_path(step):
@@ -156,23 +177,23 @@ def kept_path(of_rank, step):
     return os.path.join(local, "replica.rank%d.step%d.pt" % (of_rank, step))
 
 
-def exchange(send_to, data, recv_from):
-    """Sends `data` to rank `send_to` (None: nothing) while receiving from rank
-    `recv_from` (None: nothing); returns what was received."""
+def exchange(send_to, blob, recv_from):
+    """Sends `blob` (a uint8 tensor; None: an empty one) to rank `send_to` (None:
+    nothing) while receiving from rank `recv_from` (None: nothing); returns what
+    was received (None when nothing or an empty one came)."""
     sends = []
     if send_to is not None:
-        sends.append(dist.isend(torch.tensor([len(data)], dtype=torch.int64), send_to, group=repl))
-        if data:
-            sends.append(dist.isend(torch.frombuffer(bytearray(data), dtype=torch.uint8), send_to, group=repl))
+        n = 0 if blob is None else blob.numel()
+        sends.append(dist.isend(torch.tensor([n], dtype=torch.int64), send_to, group=repl))
+        if n:
+            sends.append(dist.isend(blob, send_to, group=repl))
     got = None
     if recv_from is not None:
         n = torch.zeros(1, dtype=torch.int64)
         dist.recv(n, recv_from, group=repl)
-        got = b""
         if n.item() > 0:
-            buf = torch.empty(int(n.item()), dtype=torch.uint8)
-            dist.recv(buf, recv_from, group=repl)
-            got = buf.numpy().tobytes()
+            got = torch.empty(int(n.item()), dtype=torch.uint8)
+            dist.recv(got, recv_from, group=repl)
     for s in sends:
         s.wait()
     return got
@@ -190,7 +211,7 @@ def prune(keep):
 
 
 def checkpoint(step):
-    data = state_bytes(step)
+    data = state_blob(step)
     write_atomic(own_path(step), data)
     peer, keeps = gputopo_run.replica_peer_rank(), gputopo_run.replica_keeps_rank()
     got = exchange(peer, data, keeps)
@@ -233,33 +254,38 @@ def restore():
             try:
                 sent = read_file(kept_path(t, step))
             except OSError:
-                sent = b""  # lost here too: the receiver falls back
+                sent = None  # lost here too: the receiver falls back
             exchange(t, sent, None)
+        t = time.time()
         if src is not None:
-            data = exchange(None, b"", src["rank"]) or None
+            data = exchange(None, None, src["rank"])
             source = "peer:%s" % src["node"]
         else:
             try:
                 data, source = read_file(own_path(step)), "local"
             except OSError:
                 data = None
-    ok = torch.tensor([1 if data else 0])
+        fetch_s[0] = time.time() - t
+    ok = torch.tensor([0 if data is None else 1])
     dist.all_reduce(ok, op=dist.ReduceOp.MIN)
     if not ok.item():  # some rank has no copy: every rank takes the newest durable one
         step = newest_durable()
         if step == 0:
             return 0, "none"
+        t = time.time()
         data = read_file(os.path.join(shared, "step-%d" % step, "rank%d.pt" % rank), args.shared_read_mbps)
+        fetch_s[0] = time.time() - t
         source = "shared"
     return load(data), source
 
 
+fetch_s = [0.0]  # getting this rank's bytes (from the peer, local storage or the shared directory)
 t0 = time.time()
 start, source = restore()
 restore_s = time.time() - t0
 if start:
-    record("restore step=%d sha=%s source=%s seconds=%.3f shared_opens=%d" % (
-        start, checksum(start), source, restore_s, len(shared_opens)))
+    record("restore step=%d sha=%s source=%s seconds=%.3f fetch_s=%.3f shared_opens=%d" % (
+        start, checksum(start), source, restore_s, fetch_s[0], len(shared_opens)))
 os.makedirs(local, exist_ok=True)
 
 first = True
