@@ -1,6 +1,8 @@
 #include "launcher/job/replica_peers.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <exception>
 #include <set>
 #include <sstream>
 
@@ -179,8 +181,16 @@ std::vector<std::pair<std::string, std::string>> ReplicaPeerSet::launch(const No
     for (auto it = pending_.begin(); it != pending_.end();)
         it = it->second.second != checkpoint ? pending_.erase(it) : std::next(it);
     const std::vector<ReplicaSlot> rs = rows(pool);
-    const std::string path = state_dir + "/replicas." + std::to_string(attempt);
-    write_file_atomically(path, replica_table(plan_, rs, tasks_per_node_, attempt), 0600);
+    std::string path = state_dir + "/replicas." + std::to_string(attempt), table_error;
+    try {
+        write_file_atomically(path, replica_table(plan_, rs, tasks_per_node_, attempt), 0600);
+    } catch (const std::exception& e) {
+        // The step still runs: without the table the program keeps its state as it would without gputopo.
+        table_error = e.what();
+        std::fprintf(stderr, "gputopo run: replica peers table %s not written (%s): the program is not told its peers\n",
+                     path.c_str(), table_error.c_str());
+        path.clear();
+    }
     std::string assignments, restores;
     size_t same_now = 0;
     for (const auto& r : rs) {
@@ -194,9 +204,10 @@ std::vector<std::pair<std::string, std::string>> ReplicaPeerSet::launch(const No
                   .add("replication_jump", static_cast<long long>(jump)).add("assignments", assignments)
                   .add("restores", restores).add("same_domain", static_cast<long long>(same_now))
                   .add("one_domain", plan_.one_domain).add("replanned", replanned_).add("note", plan_.note)
-                  .add("table", path));
+                  .add("table", path).add("table_error", table_error));
     replanned_.clear();
-    std::vector<std::pair<std::string, std::string>> vars = {{env::kRunReplicas, path}};
+    std::vector<std::pair<std::string, std::string>> vars;
+    if (!path.empty()) vars.emplace_back(env::kRunReplicas, path);
     if (jump > 0) {
         vars.emplace_back(env::kRunReplicationJump, std::to_string(jump));
         vars.emplace_back(env::kRunReplicationFactor, "2");

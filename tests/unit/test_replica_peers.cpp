@@ -171,6 +171,10 @@ TEST_CASE("replica peers: a spare inherits its slot's peer and restores from it 
     CHECK(set.rows(pool)[0].restore_from == "n3");
     set.launch(pool, dir, 2, "/shared/step-30.pt", log);
     CHECK(set.rows(pool)[0].replaced.empty());
+    // A table that cannot be written: the step still runs, without GPUTOPO_REPLICAS.
+    auto unwritten = set.launch(pool, dir + "/no/such/dir", 3, "/shared/step-30.pt", log);
+    CHECK(unwritten == std::vector<std::pair<std::string, std::string>>{{"GPUTOPO_REPLICATION_JUMP", "2"},
+                                                                        {"GPUTOPO_REPLICATION_FACTOR", "2"}});
     // n2 and then n3 replaced with no checkpoint between: n4 (slot 1) has no replica left for slot 0's node.
     NodePool p2 = split_allocation({"n1", "n2", "n3", "n4", "n5"}, 3, conf("Island=a Nodes=n[1-2]\nIsland=b Nodes=n[3-5]\n"));
     IslandMap m2 = conf("Island=a Nodes=n[1-2]\nIsland=b Nodes=n[3-5]\n");
