@@ -26,7 +26,7 @@
 # Prints the table and writes the costs, one key=value a line (seconds unless the key says
 # otherwise; '#' lines are comments), to OUT (default BUILD/bench_job_restart.out, its path
 # printed); bench_goodput and other tools read that file:
-#   state_mb_per_rank, shared_read_mbps, ranks
+#   state_mb_per_rank, shared_read_mbps, ranks, load_average (three numbers, commas)
 #   peer_restore_s, shared_restore_s, requeue_restore_s   the state restore (largest of the ranks)
 #   peer_fetch_s, shared_fetch_s, requeue_fetch_s         getting the bytes, within it (largest of the ranks)
 #   restore_speedup, fetch_speedup                        shared / peer
@@ -109,6 +109,8 @@ fetch_speedup=$(python3 -c "print('%.1f' % ($shared_fetch / max($peer_fetch, 1e-
     echo "state_mb_per_rank=$state_mb"
     echo "shared_read_mbps=$read_mbps"
     echo "ranks=4"
+    echo "# load_average: 1, 5, 15 min when the bench ended (the peer path needs CPU here, the emulated shared reads sleep)"
+    echo "load_average=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ',')"
     for k in peer shared requeue; do
         eval "echo ${k}_restore_s=\$${k}_restore; echo ${k}_fetch_s=\$${k}_fetch; echo ${k}_restart_s=\$${k}_restart; echo ${k}_detect_s=\$${k}_detect"
     done
@@ -129,4 +131,8 @@ echo "   (fetch: getting the bytes; restore: fetch, agreement between the ranks,
 echo "    decision: fault -> gputopo run's restart decision; first step: fault -> every rank's first completed step)"
 echo "   state restored from the peer ${speedup}x faster than from the shared directory, fetched ${fetch_speedup}x faster (target >= 5x: $(python3 -c "print('met' if $speedup >= 5 else 'NOT met')"))"
 echo "   costs written to $out"
-"$CLUSTER_BUILD/bench/bench_goodput" "$peer_restart" "$requeue_restart"
+if [ -x "$CLUSTER_BUILD/bench/bench_goodput" ]; then
+    "$CLUSTER_BUILD/bench/bench_goodput" "$peer_restart" "$requeue_restart"
+else
+    echo "   (bench_goodput not built: make bench builds it and runs this script after it)"
+fi
