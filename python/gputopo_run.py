@@ -218,3 +218,131 @@ def restart_count():
     """0 on the first start, then the restarts so far (in the job and by requeue)."""
     value = os.environ.get("GPUTOPO_RESTART_COUNT", "")
     return int(value) if value.isdigit() else 0
+
+
+# ---- Checkpoint replica peers (gputopo run; launcher/job/replica_peers.hpp) ----
+#
+# `gputopo run` gives every node of the step a peer in another failure domain
+# (island, or power domain) that keeps a copy of its checkpoint shard, and
+# writes the assignment to the file GPUTOPO_REPLICAS names, read here:
+#
+#     peer = gputopo_run.replica_peer_rank()    # send my shard to it after each checkpoint
+#     keep = gputopo_run.replica_keeps_rank()   # receive (and keep) that rank's shard
+#     src = gputopo_run.restore_source()        # not None: this node replaced one; its
+#                                               # shard comes from src["rank"] (on src["node"])
+#     for r in gputopo_run.restore_targets():   # ranks to send the kept shard to now
+#         ...
+#
+# Ranks: slot i of the step holds ranks i*T .. i*T+T-1 (T tasks per node); a
+# rank's replica is on the peer slot's rank with the same local index.
+# replication_jump() is NVRx's replication_jump for its local checkpointing
+# (CliqueReplicationStrategy, replication_factor 2); None when the plan is not
+# NVRx pairs. Outside `gputopo run` every function returns None or [].
+
+_replica_table = None
+
+
+def _replicas():
+    """The parsed table: {"header": {...}, "slots": [{...}, ...]}, or None."""
+    global _replica_table
+    path = os.environ.get("GPUTOPO_REPLICAS")
+    if not path:
+        return None
+    if _replica_table is None or _replica_table[0] != path:
+        header, slots = {}, []
+        try:
+            with open(_absolute(path)) as f:
+                for line in f:
+                    fields = dict(w.split("=", 1) for w in line.split() if "=" in w)
+                    fields = {k: ("" if v == "-" else v) for k, v in fields.items()}
+                    if "slot" in fields:
+                        fields["slot"] = int(fields["slot"])
+                        slots.append(fields)
+                    elif "rule" in fields:
+                        header = fields
+        except (OSError, ValueError) as err:
+            _warn_once("replica table " + path, err)
+            return None
+        _replica_table = (path, {"header": header, "slots": slots})
+    return _replica_table[1]
+
+
+def _tasks_per_node(table):
+    value = table["header"].get("tasks_per_node", "1")
+    return int(value) if value.isdigit() and int(value) > 0 else 1
+
+
+def replica_slot():
+    """This node's line of the table (a dict: slot, node, domain, peer, peer_domain,
+    keeps, replaced, restore_from), found by SLURMD_NODENAME, else by rank; None
+    outside `gputopo run`."""
+    table = _replicas()
+    if not table:
+        return None
+    node = os.environ.get("SLURMD_NODENAME", "")
+    for row in table["slots"]:
+        if row["node"] == node:
+            return row
+    slot = rank() // _tasks_per_node(table)
+    return table["slots"][slot] if slot < len(table["slots"]) else None
+
+
+def _rank_on(node_name):
+    """The rank on `node_name` with this rank's local index; None if not a slot."""
+    table = _replicas()
+    if not table or not node_name:
+        return None
+    t = _tasks_per_node(table)
+    for row in table["slots"]:
+        if row["node"] == node_name:
+            return row["slot"] * t + rank() % t
+    return None
+
+
+def replica_peer():
+    """The node that keeps this node's replica (send to it); None if none."""
+    row = replica_slot()
+    return (row or {}).get("peer") or None
+
+
+def replica_peer_rank():
+    """The rank that keeps this rank's replica; None if none."""
+    return _rank_on(replica_peer())
+
+
+def replica_keeps_rank():
+    """The rank whose replica this rank keeps (receive from it); None if none."""
+    row = replica_slot()
+    return _rank_on((row or {}).get("keeps"))
+
+
+def restore_source():
+    """Where this node's state is when it replaced a node since the last
+    checkpoint: {"node": peer node, "rank": peer rank, "replaced": the node it
+    replaced}; None when its state is its own (or was lost: use the shared copy)."""
+    row = replica_slot()
+    if not row or not row.get("restore_from"):
+        return None
+    return {"node": row["restore_from"], "rank": _rank_on(row["restore_from"]), "replaced": row.get("replaced")}
+
+
+def restore_targets():
+    """The ranks this rank must send the replica it keeps to, now (their node
+    replaced one whose replica is here): [] when none."""
+    table = _replicas()
+    me = replica_slot()
+    if not table or not me:
+        return []
+    t = _tasks_per_node(table)
+    return [row["slot"] * t + rank() % t for row in table["slots"]
+            if row.get("restore_from") and row.get("restore_from") == me["node"]]
+
+
+def replication_jump():
+    """NVRx's replication_jump (ranks) for this step, None when the plan is not NVRx pairs."""
+    value = os.environ.get("GPUTOPO_REPLICATION_JUMP", "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+__all__ += ["replica_slot", "replica_peer", "replica_peer_rank", "replica_keeps_rank", "restore_source",
+            "restore_targets", "replication_jump"]

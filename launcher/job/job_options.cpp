@@ -1,5 +1,7 @@
 #include "launcher/job/job_options.hpp"
 
+#include "launcher/job/rack_spares.hpp"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -63,7 +65,17 @@ using Setter = std::function<void(JobOptions&, const std::string& opt, const std
 
 const std::map<std::string, Setter>& setters() {
     static const std::map<std::string, Setter> s = {
-        {"--spares", [](JobOptions& o, const std::string& k, const std::string& v) { o.spares = int(parse_count(k, v, 0, 1000000)); }},
+        {"--spares", [](JobOptions& o, const std::string& k, const std::string& v) {
+             if (v == "auto") {
+                 o.spares = kSparesAuto;
+                 return;
+             }
+             try {
+                 o.spares = int(parse_count(k, v, 0, 1000000));
+             } catch (const JobUsageError& e) {
+                 throw JobUsageError(std::string(e.what()) + ", or auto");
+             }
+         }},
         {"--max-restarts", [](JobOptions& o, const std::string& k, const std::string& v) { o.max_restarts = int(parse_count(k, v, 0, 100000)); }},
         {"--min-nodes", [](JobOptions& o, const std::string& k, const std::string& v) { o.min_nodes = int(parse_count(k, v, 1, 1000000)); }},
         {"--hang-timeout", [](JobOptions& o, const std::string& k, const std::string& v) { o.hang_timeout_s = parse_seconds(k, v, 1, 7 * 86400); }},
@@ -142,7 +154,8 @@ std::string job_usage() {
            "Runs the step with srun on the allocation's nodes less the spares, restarts it in the\n"
            "allocation on a failure (the failed node's ranks go to a spare of its island), requeues\n"
            "when no spare is left. Options:\n"
-           "  --spares N            nodes kept idle as replacements (default 0)\n"
+           "  --spares N|auto       nodes kept idle as replacements (default 0); auto: 1 per 9 nodes\n"
+           "                        of each island (2 of an NVL72 rack's 18 trays)\n"
            "  --max-restarts M      in-job restarts before the job ends (default 3)\n"
            "  --min-nodes K         with no spare left, run on fewer nodes down to K (default: never)\n"
            "  --hang-timeout S      a rank that makes no progress for S is hung (default: off)\n"

@@ -24,6 +24,7 @@
 #include "launcher/job/heartbeat.hpp"
 #include "launcher/job/node_pool.hpp"
 #include "launcher/job/rank_output.hpp"
+#include "launcher/job/replica_peers.hpp"
 #include "launcher/job/run_files.hpp"
 #include "launcher/job/slow_nodes.hpp"
 #include "launcher/job/spare_check.hpp"
@@ -604,6 +605,7 @@ int supervise(const JobOptions& o, JobContext& c) {
                   .add("max_restarts", o.max_restarts).add("min_nodes", o.min_nodes).add("hang_timeout_s", o.hang_timeout_s)
                   .add("restarts_before", c.restarts_before + c.requeues));
     say("step on " + join(pool.slots) + (pool.spares.empty() ? "" : "; spares " + join(pool.spares)));
+    ReplicaPeerSet replicas(pool, c.islands, c.tasks_per_node);
     RestartPolicy policy{o.max_restarts, o.min_nodes};
     double fault_unix = -1;
     std::vector<std::string> to_record;
@@ -627,6 +629,8 @@ int supervise(const JobOptions& o, JobContext& c) {
                         {env::kRunCheckpointReport, c.checkpoint_report},
                         {env::kRunHeartbeat, heartbeat},
                         {env::kRankOrder, "slurm"}};
+        for (auto& v : replicas.launch(pool, c.state_dir, restarts + c.restarts_before, last_checkpoint(c.checkpoint_report), log))
+            so.extra_env.push_back(std::move(v));
         if (!python_helper_dir().empty()) so.extra_env.emplace_back("PYTHONPATH", step_pythonpath());
         // Rank 0 runs on slot 0's node, which need not be the first of the step's node list
         // once a spare took a slot: the rendezvous address follows it (an address of the
@@ -744,6 +748,7 @@ int supervise(const JobOptions& o, JobContext& c) {
         if (d.action == RestartAction::Replace || d.action == RestartAction::Shrink) to_record.push_back(d.failed_node);
         if (d.action == RestartAction::Replace) fresh = d.replacement;
         apply_decision(pool, d);
+        replicas.applied(d, pool, last_checkpoint(c.checkpoint_report));
         record_restarts(c.state_dir, c.restarts_before + restarts + 1);
     }
 }

@@ -1,5 +1,7 @@
 #include "launcher/job/node_pool.hpp"
 
+#include "launcher/job/rack_spares.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -30,21 +32,24 @@ size_t island_distance(size_t failed_island, size_t spare_island) {
 
 }  // namespace
 
-NodePool split_allocation(const std::vector<std::string>& nodes, int spares, const IslandMap& islands) {
-    if (spares < 0 || static_cast<size_t>(spares) >= nodes.size())
-        throw std::invalid_argument("--spares " + std::to_string(spares) + ": the allocation has " +
-                                    std::to_string(nodes.size()) + " node(s); expected 0 to " +
-                                    std::to_string(nodes.empty() ? 0 : nodes.size() - 1));
+namespace {
+
+// `spares` nodes, one per island in turn: the island with the most nodes still
+// unpicked (first by id on ties) gives its last node.
+std::vector<std::string> spread_spares(const std::vector<std::string>& nodes, int spares, const IslandMap& islands) {
     auto groups = by_island(nodes, islands);
     std::vector<std::string> picked;
     while (picked.size() < static_cast<size_t>(spares)) {
-        // The island with the most nodes still unpicked (first by id on ties) gives its last node.
         std::vector<std::string>* best = nullptr;
         for (auto& [id, g] : groups)
             if (!g.empty() && (!best || g.size() > best->size())) best = &g;
         picked.push_back(best->back());
         best->pop_back();
     }
+    return picked;
+}
+
+NodePool pool_of(const std::vector<std::string>& nodes, const std::vector<std::string>& picked, const IslandMap& islands) {
     NodePool pool;
     for (const auto& n : nodes) (contains(picked, n) ? pool.spares : pool.slots).push_back(n);
     // Slots island by island (islands in the order the allocation first names them), so
@@ -60,6 +65,17 @@ NodePool split_allocation(const std::vector<std::string>& nodes, int spares, con
     std::stable_sort(pool.slots.begin(), pool.slots.end(),
                      [&](const std::string& a, const std::string& b) { return key(a) < key(b); });
     return pool;
+}
+
+}  // namespace
+
+NodePool split_allocation(const std::vector<std::string>& nodes, int spares, const IslandMap& islands) {
+    if (spares == kSparesAuto) return pool_of(nodes, rack_spares(nodes, islands), islands);
+    if (spares < 0 || static_cast<size_t>(spares) >= nodes.size())
+        throw std::invalid_argument("--spares " + std::to_string(spares) + ": the allocation has " +
+                                    std::to_string(nodes.size()) + " node(s); expected 0 to " +
+                                    std::to_string(nodes.empty() ? 0 : nodes.size() - 1));
+    return pool_of(nodes, spread_spares(nodes, spares, islands), islands);
 }
 
 int pick_replacement(const NodePool& pool, const std::string& failed, const IslandMap& islands) {

@@ -90,6 +90,9 @@ inline constexpr const char* kRunLastCheckpoint = "GPUTOPO_LAST_CHECKPOINT";    
 inline constexpr const char* kRunCheckpointReport = "GPUTOPO_CHECKPOINT_REPORT"; // the file the program writes its checkpoint to
 inline constexpr const char* kRunHeartbeat = "GPUTOPO_HEARTBEAT";                // heartbeat file pattern, %r = the rank
 inline constexpr const char* kRankOrder = "GPUTOPO_RANK_ORDER";                  // "slurm": island mode keeps SLURM_PROCID as the rank (gputopo run's slots)
+inline constexpr const char* kRunReplicas = "GPUTOPO_REPLICAS";                  // the replica peers table (launcher/job/replica_peers.hpp)
+inline constexpr const char* kRunReplicationJump = "GPUTOPO_REPLICATION_JUMP";   // NVRx replication_jump (ranks), pairs plans only
+inline constexpr const char* kRunReplicationFactor = "GPUTOPO_REPLICATION_FACTOR";  // NVRx replication_factor (2), with the jump
 
 // Read from Slurm (job, step and task environment).
 inline constexpr const char* kSlurmdNodename = "SLURMD_NODENAME";

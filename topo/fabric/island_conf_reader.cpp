@@ -56,9 +56,20 @@ void parse_island_conf(std::string_view text, const std::string& file, IslandMap
             if (!valid_island_name(value))
                 line.fail("bad island name '" + value + "'", "1-128 characters from A-Z a-z 0-9 . _ : + @ -");
             for (size_t i = 1; i < line.pairs.size(); ++i)
-                if (!iequals(line.pairs[i].first, "Nodes"))
-                    line.fail(unknown_key(line.pairs[i].first, {"Nodes"}), "only Nodes= after " + key + "=");
+                if (!iequals(line.pairs[i].first, "Nodes") && !iequals(line.pairs[i].first, "PowerDomain"))
+                    line.fail(unknown_key(line.pairs[i].first, {"Nodes", "PowerDomain"}),
+                              "only Nodes= and PowerDomain= after " + key + "=");
             map.add(value, nodes_of(line), IslandSource::GputopoConf, line.origin());
+            if (const std::string* power = line.get("PowerDomain")) {
+                if (!valid_island_name(*power))
+                    line.fail("bad power domain name '" + *power + "'", "1-128 characters from A-Z a-z 0-9 . _ : + @ -");
+                const size_t id = *map.id_of(value);
+                const std::string& known = map.island(id).power_domain;
+                if (!known.empty() && known != *power)
+                    line.fail("island '" + value + "' is already in power domain '" + known + "'",
+                              "one PowerDomain= per island");
+                map.set_power_domain(id, *power);
+            }
         } else if (iequals(key, "BlockSizes")) {
             continue;
         } else if (iequals(key, "TopologyConf")) {

@@ -37,6 +37,7 @@ struct Island {
     IslandSource source = IslandSource::GputopoConf;  // of its first definition
     std::string origin;                               // "FILE:LINE" of its first definition
     uint64_t nodes = 0;                               // hosts listed for it (all sources)
+    std::string power_domain;                         // gputopo.conf PowerDomain= ("" none): a failure domain of islands
 };
 
 class IslandMap {
@@ -57,6 +58,8 @@ public:
     const Island& island(size_t id) const { return islands_.at(id); }
     const std::vector<Island>& islands() const { return islands_; }
     std::optional<size_t> id_of(std::string_view island_name) const;
+    // Puts island `id` in power domain `domain` (gputopo.conf Island=... PowerDomain=).
+    void set_power_domain(size_t id, const std::string& domain) { islands_.at(id).power_domain = domain; }
 
     // Island id of a node, or npos when no source names it.
     size_t find(std::string_view node) const;
