@@ -64,6 +64,10 @@
 #   block  TopologyPlugin=topology/block (Slurm 23.11+; 22.05 has no such plugin and slurmctld
 #          does not start), topology.conf "BlockName=b1 Nodes=n[1-2]", "BlockName=b2
 #          Nodes=n[3-4]", "BlockSizes=2,4": two NVL72-like racks of 2 nodes, planning base block 2.
+#          GPUTOPO_CLUSTER_BLOCKS="b1=n[2,4] b2=n[1,3]" lists other blocks (BlockSizes=2,4 kept).
+# GPUTOPO_CLUSTER_NODE_ADDRS=distinct (before cluster_start; mixed layout): node nN gets
+#   NodeAddr=127.0.0.N (default: all 127.0.0.1), so what connects to a node's address can tell
+#   the nodes apart.
 # Extending slurm.conf (before cluster_start): every tests/cluster/conf.d/*.conf, then
 # $GPUTOPO_EXTRA_SLURM_CONF (text), are appended to slurm.conf. In both, @CLUSTER_DIR@,
 # @BUILD@ and @SRC@ are replaced by the run dir, the absolute build dir and the source tree.
@@ -563,6 +567,11 @@ cluster_start_slurmd() {
     fi
 }
 
+# NodeAddr of node N (mixed layout): 127.0.0.1, or 127.0.0.N with GPUTOPO_CLUSTER_NODE_ADDRS=distinct.
+_harness_node_addr() {
+    if [ "${GPUTOPO_CLUSTER_NODE_ADDRS:-same}" = distinct ]; then echo "127.0.0.$1"; else echo 127.0.0.1; fi
+}
+
 # slurm.conf's node and partition lines for the layout (BASE: slurmctld's port; NCPU: this
 # host's CPUs).
 _harness_node_lines() {
@@ -575,10 +584,10 @@ _harness_node_lines() {
         return
     fi
     cat <<EOF
-NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 1)) CPUs=$ncpu Sockets=1 CoresPerSocket=$ncpu ThreadsPerCore=1 RealMemory=250000 Gres=gpu:2
-NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 2)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:8
-NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 3)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:4
-NodeName=n4 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 4)) CPUs=128 Sockets=1 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:mi250x:8
+NodeName=n1 NodeHostname=localhost NodeAddr=$(_harness_node_addr 1) Port=$((base + 1)) CPUs=$ncpu Sockets=1 CoresPerSocket=$ncpu ThreadsPerCore=1 RealMemory=250000 Gres=gpu:2
+NodeName=n2 NodeHostname=localhost NodeAddr=$(_harness_node_addr 2) Port=$((base + 2)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:8
+NodeName=n3 NodeHostname=localhost NodeAddr=$(_harness_node_addr 3) Port=$((base + 3)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:4
+NodeName=n4 NodeHostname=localhost NodeAddr=$(_harness_node_addr 4) Port=$((base + 4)) CPUs=128 Sockets=1 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:mi250x:8
 PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP
 EOF
 }
@@ -670,6 +679,9 @@ EOF
     if [ "$CLUSTER_LAYOUT" = sockets ]; then
         printf '%s\n' "SwitchName=leaf1 Nodes=s[1-2]" "SwitchName=leaf2 Nodes=s3" "SwitchName=spine Switches=leaf[1-2]" \
             > "$d/etc/topology.conf"
+    elif [ "$CLUSTER_TOPOLOGY" = block ] && [ -n "${GPUTOPO_CLUSTER_BLOCKS:-}" ]; then
+        tr -s ' ' '\n' <<< "$GPUTOPO_CLUSTER_BLOCKS" | grep . | sed 's/^\([^=]*\)=\(.*\)$/BlockName=\1 Nodes=\2/' > "$d/etc/topology.conf"
+        echo "BlockSizes=2,4" >> "$d/etc/topology.conf"
     elif [ "$CLUSTER_TOPOLOGY" = block ]; then
         printf '%s\n' "BlockName=b1 Nodes=n[1-2]" "BlockName=b2 Nodes=n[3-4]" "BlockSizes=2,4" > "$d/etc/topology.conf"
     else
