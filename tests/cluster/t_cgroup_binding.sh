@@ -75,19 +75,6 @@ if [ "$cg" = 1 ]; then
 else
     tap_ok "each task in Slurm's own task cgroup: no cgroups here (task/none) # SKIP"
 fi
-# --gres-flags=allow-task-sharing (23.11+) with one GPU per task: every task can open the step's
-# GPUs, so its program must number them in the step's set, its own GPU first (issue 32: every
-# task was given GPU 0).
-if [ "$(printf '%s\n%s\n' "$running" 23.11 | sort -V | head -n 1)" = 23.11 ]; then
-    check "allow-task-sharing, gpus-per-task=1: each task opens the step's 4 GPUs, its own GPU first (n2)" 4 \
-        --own-first $(only_cgroup --same --opens 4) -- -w n2 -n4 --gpus-per-task=1 --gres-flags=allow-task-sharing --gpu-topo=closest
-    check "allow-task-sharing, gpus-per-task=1, isolate: its own GPU alone, in the step's numbering (n2)" 4 \
-        --own-first --isolated $(only_cgroup --same --opens 4) \
-        -- -w n2 -n4 --gpus-per-task=1 --gres-flags=allow-task-sharing --gpu-topo=closest,isolate
-else
-    tap_ok "allow-task-sharing: Slurm $running has no such flag (23.11+) # SKIP"
-    tap_ok "allow-task-sharing, isolate: Slurm $running has no such flag (23.11+) # SKIP"
-fi
 check "gpus-per-node=4: every task opens the step's four GPUs, its devices among them (n2)" 2 --same \
     $(only_cgroup --opens 4) -- -w n2 -N1 -n2 --gpus-per-node=4 --gpu-topo=closest
 check "gpus=4 across 2 tasks: the step's GPUs (n2)" 2 --same $(only_cgroup --opens 4) \
@@ -170,6 +157,19 @@ else
 fi
 check "devices=: tasks count the GPU files they can open; one GPU each, their own, isolated (n2)" 4 --isolated \
     "${k1[@]}" -- -w n2 -n4 --gpus-per-task=1 --gpu-topo=closest,isolate
+# --gres-flags=allow-task-sharing (23.11+) with one GPU per task: every task can open the step's
+# GPUs, so its program must number them in the step's set (issue 32: every task was given GPU 0):
+# share, the step's GPUs with its own at position LOCAL_RANK; isolate, its own alone.
+if [ "$(printf '%s\n%s\n' "$running" 23.11 | sort -V | head -n 1)" = 23.11 ]; then
+    check "devices=, allow-task-sharing, gpus-per-task=1: each task opens the step's 4 GPUs, its own at LOCAL_RANK (n2)" 4 \
+        --own-at local $(only_cgroup --same --opens 4) -- -w n2 -n4 --gpus-per-task=1 --gres-flags=allow-task-sharing --gpu-topo=closest
+    check "devices=, allow-task-sharing, gpus-per-task=1, isolate: its own GPU alone, in the step's numbering (n2)" 4 \
+        --own-at first --isolated $(only_cgroup --same --opens 4) \
+        -- -w n2 -n4 --gpus-per-task=1 --gres-flags=allow-task-sharing --gpu-topo=closest,isolate
+else
+    tap_ok "allow-task-sharing: Slurm $running has no such flag (23.11+) # SKIP"
+    tap_ok "allow-task-sharing, isolate: Slurm $running has no such flag (23.11+) # SKIP"
+fi
 plugstack_default
 check "gputopo-launch under the plugin: the plugin's binding stands (n2)" 2 --isolated "${k2[@]}" \
     -- -w n2 -n2 --gpus-per-task=2 --gpu-topo=closest "$CLUSTER_BUILD/gputopo-launch" --
