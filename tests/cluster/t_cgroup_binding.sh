@@ -68,9 +68,11 @@ fi
 # is attached to).
 if [ "$cg" = 1 ]; then
     [ "${CLUSTER_CGROUP_VERSION:-v1}" = v2 ] && line='^0::' || line='^[0-9]*:devices:'
-    with_timeout 60 srun -w n2 -n2 --gpus-per-task=1 --gpu-topo=closest sh -c 'echo "CG $SLURM_LOCALID $(grep "$1" /proc/self/cgroup)"' sh "$line" \
+    # The harness's view of /proc/<pid>/cgroup (v2) is the daemons' alone: no LD_PRELOAD in a task.
+    with_timeout 60 srun -w n2 -n2 --gpus-per-task=1 --gpu-topo=closest \
+        sh -c 'echo "CG $SLURM_LOCALID $(grep "$1" /proc/self/cgroup)${LD_PRELOAD:+ LD_PRELOAD=$LD_PRELOAD}"' sh "$line" \
         > "$w/out" 2> "$w/err"
-    tap_check "each task in Slurm's own task cgroup (cgroup ${CLUSTER_CGROUP_VERSION:-v1}: $line.../task_N)" \
+    tap_check "each task in Slurm's own task cgroup (cgroup ${CLUSTER_CGROUP_VERSION:-v1}: $line.../task_N), nothing preloaded" \
         test "$(grep -cE '^CG ([01]) .*/task_\1$' "$w/out")" = 2
 else
     tap_ok "each task in Slurm's own task cgroup: no cgroups here (task/none) # SKIP"
