@@ -3,7 +3,7 @@
 
   check_view.py NAME FILE --tasks N [--opens K] [--disjoint] [--same] [--cpus A;B;...]
                 [--mempolicy P] [--never-open G,...] [--physical T:G,...;...] [--isolated]
-                [--cpu-bind-true]
+                [--cpu-bind-true] [--own-at first|local]
 
 Every task line holds: cvd / rocr (what gputopo or Slurm left in CUDA_VISIBLE_DEVICES /
 ROCR_VISIBLE_DEVICES), gpus (GPUTOPO_GPUS), open / denied (the device files the task can
@@ -20,7 +20,10 @@ the same; --same every task opens the same; --cpus the tasks' Cpus_allowed_list 
 local-task order; --mempolicy every task's policy ("preferred:0"); --never-open these
 device indices are opened by no task; --physical "T:G1,G2;..." task T's program devices
 are physical GPUs G1,G2 in this order; --cpu-bind-true each task's SLURM_CPU_BIND says
-what it really has: its mask_cpu entry (the local task's position) is its Cpus_allowed_list.
+what it really has: its mask_cpu entry (the local task's position) is its Cpus_allowed_list;
+--own-at first: each task's program devices start with its own GPUTOPO_GPUS (in that order);
+local: its program device at position LOCAL_RANK is its (one) GPUTOPO_GPUS (share's order, for
+torch.cuda.set_device(LOCAL_RANK)); both: no two tasks have a GPU of GPUTOPO_GPUS in common.
 Prints "ok - NAME" or "not ok - NAME" and the reasons.
 """
 import argparse
@@ -66,6 +69,7 @@ def main():
     ap.add_argument("--never-open")
     ap.add_argument("--physical")
     ap.add_argument("--cpu-bind-true", action="store_true")
+    ap.add_argument("--own-at", choices=("first", "local"))
     a = ap.parse_args()
 
     tasks = {}
@@ -142,6 +146,21 @@ def main():
             if mine != real:
                 errors.append("task %d: SLURM_CPU_BIND=%s does not say its CPUs (Cpus_allowed_list=%s)"
                               % (t, bind, kv.get("cpus")))
+    if a.own_at:
+        owner = {}
+        for t, kv in sorted(tasks.items()):
+            claimed = ints(kv.get("gpus", "unset"))
+            mine = used.get(t, [])
+            if a.own_at == "first" and (not claimed or mine[:len(claimed)] != claimed):
+                errors.append("task %d: its program's devices are GPUs %s, which do not start with its own GPUTOPO_GPUS=%s"
+                              % (t, mine, kv.get("gpus")))
+            if a.own_at == "local" and (len(claimed) != 1 or len(mine) <= t or mine[t] != claimed[0]):
+                errors.append("task %d: its program's devices are GPUs %s, position %d is not its own GPUTOPO_GPUS=%s"
+                              % (t, mine, t, kv.get("gpus")))
+            for g in claimed:
+                if g in owner:
+                    errors.append("tasks %d and %d both have GPU %d in GPUTOPO_GPUS" % (owner[g], t, g))
+                owner[g] = t
     if a.physical:
         for part in a.physical.split(";"):
             t, gs = part.split(":")

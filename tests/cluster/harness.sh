@@ -32,7 +32,8 @@
 # Exported after cluster_start: SLURM_CONF, CLUSTER_DIR, CLUSTER_BUILD (absolute), CLUSTER_SRC
 # (the source tree), CLUSTER_PLUGIN (gputopo.so), CLUSTER_NODES ("n1 n2 n3 n4"; "s1 s2 s3"),
 # CLUSTER_LAYOUT (mixed or sockets),
-# CLUSTER_CTLD_PORT, CLUSTER_TOPOLOGY (tree or block), PATH unchanged (Slurm's own
+# CLUSTER_CTLD_PORT, CLUSTER_TOPOLOGY (tree or block), CLUSTER_TASK_CONFIG (cgroup or none),
+# CLUSTER_CGROUP_VERSION (v1 or v2), PATH unchanged (Slurm's own
 # srun/sbatch/... talk to this cluster via SLURM_CONF).
 #
 # The nodes (partition "debug", default; topology/tree: leaf1=n[1-2], leaf2=n[3-4], spine;
@@ -63,6 +64,10 @@
 #   block  TopologyPlugin=topology/block (Slurm 23.11+; 22.05 has no such plugin and slurmctld
 #          does not start), topology.conf "BlockName=b1 Nodes=n[1-2]", "BlockName=b2
 #          Nodes=n[3-4]", "BlockSizes=2,4": two NVL72-like racks of 2 nodes, planning base block 2.
+#          GPUTOPO_CLUSTER_BLOCKS="b1=n[2,4] b2=n[1,3]" lists other blocks (BlockSizes=2,4 kept).
+# GPUTOPO_CLUSTER_NODE_ADDRS=distinct (before cluster_start; mixed layout): node nN gets
+#   NodeAddr=127.0.0.N (default: all 127.0.0.1), so what connects to a node's address can tell
+#   the nodes apart.
 # Extending slurm.conf (before cluster_start): every tests/cluster/conf.d/*.conf, then
 # $GPUTOPO_EXTRA_SLURM_CONF (text), are appended to slurm.conf. In both, @CLUSTER_DIR@,
 # @BUILD@ and @SRC@ are replaced by the run dir, the absolute build dir and the source tree.
@@ -347,7 +352,18 @@ _harness_subst() {
 #   none    TaskPlugin=task/none, ProctrackType=proctrack/linuxproc, CR_Core.
 # GPUTOPO_CLUSTER_CGROUP=auto (default: cgroup where the kernel has the v1 cpuset, memory,
 # devices and freezer controllers, else none with one line saying why), 1 (cgroup or fail),
-# 0 (none).
+# 0 (none), v2-devices (cgroup with Slurm's cgroup/v2 plugin, below, or fail).
+#   v2-devices  the same TaskPlugin/ProctrackType, cgroup.conf CgroupPlugin=cgroup/v2
+#           IgnoreSystemd=yes ConstrainDevices=yes (BPF device programs per step and task),
+#           ConstrainCores=no ConstrainRAMSpace=no: a hybrid host keeps cpuset and memory on
+#           v1, so cores are bound by task/affinity alone and memory is not constrained.
+#           The run's own cgroup2 directory gputopo-<run> (under the host's cgroup2 mount),
+#           mounted from a cgroup namespace rooted there at $CLUSTER_DIR/cgroup2
+#           (CgroupMountpoint). Slurm refuses a hybrid host at start (it reads
+#           /proc/<pid>/cgroup, which lists the v1 hierarchies too): the daemons, and only
+#           they, preload cgroup_v2_view.c (built at start), which shows them the "0::" line
+#           alone. Exported: CLUSTER_CGROUP_VERSION=v2 (v1 for the cgroup configuration
+#           above); CLUSTER_TASK_CONFIG is cgroup in both.
 _harness_cgroup_controllers="cpuset memory devices freezer"
 
 # Why the cgroup configuration cannot run here ("" when it can).
@@ -363,10 +379,29 @@ _harness_cgroup_unavailable() {
     echo ""
 }
 
+# The host's cgroup2 mount ("" when none).
+_harness_cgroup2_root() { awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts; }
+
+# Why the cgroup/v2 device configuration cannot run here ("" when it can).
+_harness_cgroup_v2_unavailable() {
+    [ -n "$(_harness_cgroup2_root)" ] || { echo "no cgroup2 hierarchy is mounted"; return 0; }
+    command -v unshare >/dev/null 2>&1 || { echo "unshare (util-linux) is missing"; return 0; }
+    command -v gcc >/dev/null 2>&1 || { echo "gcc is missing (the daemons' /proc/<pid>/cgroup view is built at start)"; return 0; }
+    [ "$(id -u)" = 0 ] || { echo "not root"; return 0; }
+    unshare -C true 2>/dev/null || { echo "cgroup namespaces are not available (unshare -C failed)"; return 0; }
+    echo ""
+}
+
 _harness_choose_task_config() {
     local want=${GPUTOPO_CLUSTER_CGROUP:-auto} why
+    CLUSTER_CGROUP_VERSION=v1
     case "$want" in
     0|none) CLUSTER_TASK_CONFIG=none ;;
+    v2-devices)
+        why=$(_harness_cgroup_v2_unavailable)
+        [ -z "$why" ] || { echo "harness: GPUTOPO_CLUSTER_CGROUP=$want but $why" >&2; return 1; }
+        CLUSTER_TASK_CONFIG=cgroup
+        CLUSTER_CGROUP_VERSION=v2 ;;
     1|cgroup|auto)
         why=$(_harness_cgroup_unavailable)
         if [ -z "$why" ]; then
@@ -378,14 +413,16 @@ _harness_choose_task_config() {
             echo "harness: GPUTOPO_CLUSTER_CGROUP=$want but $why" >&2
             return 1
         fi ;;
-    *) echo "harness: GPUTOPO_CLUSTER_CGROUP='$want' (expected auto, 1 or 0)" >&2; return 1 ;;
+    *) echo "harness: GPUTOPO_CLUSTER_CGROUP='$want' (expected auto, 1, 0 or v2-devices)" >&2; return 1 ;;
     esac
-    export CLUSTER_TASK_CONFIG
+    export CLUSTER_TASK_CONFIG CLUSTER_CGROUP_VERSION
 }
 
 # One line that says which Slurm configuration runs, for the logs.
 cluster_config_line() {
-    if [ "$CLUSTER_TASK_CONFIG" = cgroup ]; then
+    if [ "$CLUSTER_TASK_CONFIG" = cgroup ] && [ "$CLUSTER_CGROUP_VERSION" = v2 ]; then
+        echo "TaskPlugin=task/affinity,task/cgroup ProctrackType=proctrack/cgroup CgroupPlugin=cgroup/v2 IgnoreSystemd=yes ConstrainCores=no ConstrainDevices=yes ConstrainRAMSpace=no CR_Core_Memory (hybrid host: daemons see the 0:: line alone)"
+    elif [ "$CLUSTER_TASK_CONFIG" = cgroup ]; then
         echo "TaskPlugin=task/affinity,task/cgroup ProctrackType=proctrack/cgroup CgroupPlugin=cgroup/v1 ConstrainCores=yes ConstrainDevices=yes ConstrainRAMSpace=yes CR_Core_Memory"
     else
         echo "TaskPlugin=task/none ProctrackType=proctrack/linuxproc CR_Core"
@@ -408,6 +445,7 @@ _harness_cgroup_name() { echo "gputopo-$(basename "$CLUSTER_DIR")"; }
 _harness_cgroup_create() {
     local c dir=/sys/fs/cgroup name
     name=$(_harness_cgroup_name)
+    [ "$CLUSTER_CGROUP_VERSION" = v2 ] && { _harness_cgroup_v2_create; return; }
     for c in $_harness_cgroup_controllers; do
         mkdir -p "$dir/$c/$name" "$CLUSTER_DIR/cgroup/$c" || return 1
     done
@@ -419,10 +457,36 @@ _harness_cgroup_create() {
         'ConstrainDevices = "yes"' "ConstrainRAMSpace=yes" > "$CLUSTER_DIR/etc/cgroup.conf"
 }
 
+# cgroup/v2: the run's cgroup2 directory, the daemons' view of /proc/<pid>/cgroup, cgroup.conf.
+_harness_cgroup_v2_create() {
+    local root auto
+    root=$(_harness_cgroup2_root)
+    mkdir -p "$root/$(_harness_cgroup_name)" "$CLUSTER_DIR/cgroup2" || return 1
+    gcc -O2 -Wall -shared -fPIC -o "$CLUSTER_DIR/cgroup_v2_view.so" "$_harness_src/tests/cluster/cgroup_v2_view.c" -ldl ||
+        { echo "harness: could not build cgroup_v2_view.so" >&2; return 1; }
+    # 22.05 mounts and enables controllers with CgroupAutomount; 23.02+ calls it defunct and
+    # has EnableControllers.
+    auto="EnableControllers=yes"
+    case "$("$(command -v slurmd || echo /usr/sbin/slurmd)" -V 2>/dev/null | awk '{print $2}')" in 2[0-2].*) auto="CgroupAutomount=yes" ;; esac
+    printf '%s\n' "CgroupPlugin=cgroup/v2" "CgroupMountpoint=$CLUSTER_DIR/cgroup2" "IgnoreSystemd=yes" "$auto" \
+        "ConstrainCores=no" "ConstrainDevices=yes" "ConstrainRAMSpace=no" > "$CLUSTER_DIR/etc/cgroup.conf"
+}
+
 # Removes the run's cgroups, deepest first, once no process is left in them.
 _harness_cgroup_remove() {
     local c dir=/sys/fs/cgroup name i
     name=$(_harness_cgroup_name)
+    if [ "$CLUSTER_CGROUP_VERSION" = v2 ]; then
+        dir=$(_harness_cgroup2_root)
+        mountpoint -q "$CLUSTER_DIR/cgroup2" 2>/dev/null && umount "$CLUSTER_DIR/cgroup2" 2>/dev/null
+        for i in $(seq 1 50); do
+            find "$dir/$name" -depth -type d -exec rmdir {} \; 2>/dev/null
+            [ -d "$dir/$name" ] || return 0
+            sleep 0.1
+        done
+        echo "harness: could not remove $dir/$name (processes left in it?)" >&2
+        return 0
+    fi
     for c in $_harness_cgroup_controllers; do
         mountpoint -q "$CLUSTER_DIR/cgroup/$c" 2>/dev/null && umount "$CLUSTER_DIR/cgroup/$c" 2>/dev/null
     done
@@ -446,6 +510,13 @@ cluster_daemon() {
         "$@"
         return
     fi
+    if [ "$CLUSTER_CGROUP_VERSION" = v2 ]; then
+        GPUTOPO_CG_DIR=$(_harness_cgroup2_root)/$(_harness_cgroup_name) sh -c '
+            echo $$ > "$GPUTOPO_CG_DIR/cgroup.procs" || exit 1
+            unset GPUTOPO_CG_DIR
+            exec unshare -C "$@"' sh env LD_PRELOAD="$CLUSTER_DIR/cgroup_v2_view.so" "$@"
+        return
+    fi
     GPUTOPO_CG_NAME=$(_harness_cgroup_name) GPUTOPO_CG_CTRL=$_harness_cgroup_controllers sh -c '
         for c in $GPUTOPO_CG_CTRL; do echo $$ > "/sys/fs/cgroup/$c/$GPUTOPO_CG_NAME/cgroup.procs" || exit 1; done
         unset GPUTOPO_CG_NAME GPUTOPO_CG_CTRL
@@ -456,6 +527,11 @@ cluster_daemon() {
 # inside a cgroup namespace rooted at the run's cgroups: Slurm's slurm_<node> roots land
 # under /sys/fs/cgroup/<controller>/gputopo-<run>.
 _harness_cgroup_mount() {
+    if [ "$CLUSTER_CGROUP_VERSION" = v2 ]; then
+        # 22.05 wants the stepd scopes' parent before slurmd starts.
+        cluster_daemon sh -c 'mount -t cgroup2 none "$1" && mkdir -p "$1/system.slice"' sh "$CLUSTER_DIR/cgroup2"
+        return
+    fi
     cluster_daemon sh -c 'for c in '"$_harness_cgroup_controllers"'; do
         mount -t cgroup -o "$c" cgroup "$1/$c" || exit 1; done' sh "$CLUSTER_DIR/cgroup"
 }
@@ -491,6 +567,11 @@ cluster_start_slurmd() {
     fi
 }
 
+# NodeAddr of node N (mixed layout): 127.0.0.1, or 127.0.0.N with GPUTOPO_CLUSTER_NODE_ADDRS=distinct.
+_harness_node_addr() {
+    if [ "${GPUTOPO_CLUSTER_NODE_ADDRS:-same}" = distinct ]; then echo "127.0.0.$1"; else echo 127.0.0.1; fi
+}
+
 # slurm.conf's node and partition lines for the layout (BASE: slurmctld's port; NCPU: this
 # host's CPUs).
 _harness_node_lines() {
@@ -503,10 +584,10 @@ _harness_node_lines() {
         return
     fi
     cat <<EOF
-NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 1)) CPUs=$ncpu Sockets=1 CoresPerSocket=$ncpu ThreadsPerCore=1 RealMemory=250000 Gres=gpu:2
-NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 2)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:8
-NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 3)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:4
-NodeName=n4 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + 4)) CPUs=128 Sockets=1 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:mi250x:8
+NodeName=n1 NodeHostname=localhost NodeAddr=$(_harness_node_addr 1) Port=$((base + 1)) CPUs=$ncpu Sockets=1 CoresPerSocket=$ncpu ThreadsPerCore=1 RealMemory=250000 Gres=gpu:2
+NodeName=n2 NodeHostname=localhost NodeAddr=$(_harness_node_addr 2) Port=$((base + 2)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:8
+NodeName=n3 NodeHostname=localhost NodeAddr=$(_harness_node_addr 3) Port=$((base + 3)) CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:h100:4
+NodeName=n4 NodeHostname=localhost NodeAddr=$(_harness_node_addr 4) Port=$((base + 4)) CPUs=128 Sockets=1 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=250000 Gres=gpu:mi250x:8
 PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP
 EOF
 }
@@ -598,6 +679,9 @@ EOF
     if [ "$CLUSTER_LAYOUT" = sockets ]; then
         printf '%s\n' "SwitchName=leaf1 Nodes=s[1-2]" "SwitchName=leaf2 Nodes=s3" "SwitchName=spine Switches=leaf[1-2]" \
             > "$d/etc/topology.conf"
+    elif [ "$CLUSTER_TOPOLOGY" = block ] && [ -n "${GPUTOPO_CLUSTER_BLOCKS:-}" ]; then
+        tr -s ' ' '\n' <<< "$GPUTOPO_CLUSTER_BLOCKS" | grep . | sed 's/^\([^=]*\)=\(.*\)$/BlockName=\1 Nodes=\2/' > "$d/etc/topology.conf"
+        echo "BlockSizes=2,4" >> "$d/etc/topology.conf"
     elif [ "$CLUSTER_TOPOLOGY" = block ]; then
         printf '%s\n' "BlockName=b1 Nodes=n[1-2]" "BlockName=b2 Nodes=n[3-4]" "BlockSizes=2,4" > "$d/etc/topology.conf"
     else

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What each task really has under the configuration production sites run
 # (task/affinity,task/cgroup + proctrack/cgroup + ConstrainCores/Devices/RAMSpace; the
-# harness runs it by default where the kernel allows): the GPU devices it can open, the
+# harness runs it by default where the kernel allows; GPUTOPO_CLUSTER_CGROUP=v2-devices: Slurm's
+# cgroup/v2 devices, cores by task/affinity alone): the GPU devices it can open, the
 # GPUs its program's devices really are, Cpus_allowed_list, get_mempolicy (task-view,
 # check_view.py). Under task/none the same cases run with what that configuration
 # gives (every task opens every GPU); the checks that need device cgroups say so.
@@ -9,12 +10,13 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/harness.sh"
 cluster_ensure "${1:-build}" || exit 1
-tap_plan 24
+tap_plan 27
 
 w=$(mktemp -d "$CLUSTER_DIR/tmp/cgroup.XXXXXX")
 cg=0
 [ "$CLUSTER_TASK_CONFIG" = cgroup ] && cg=1
 echo "# Slurm configuration: $(cluster_config_line)"
+running=$(sbatch --version | awk '{print $2}')
 
 # check NAME NTASKS CHECK-ARGS... -- SRUN-ARGS...
 check() {
@@ -47,7 +49,6 @@ check "gpus-per-task=1, share: each task's devices are GPUs it can open (n2)" 2 
     -- -w n2 -n2 --gpus-per-task=1 --gpu-topo=closest,share
 if [ "$cg" = 1 ]; then
     # The way out the release has: --gres-flags=allow-task-sharing from 23.11, else --gpus-per-node.
-    running=$(sbatch --version | awk '{print $2}')
     if [ "$(printf '%s\n%s\n' "$running" 23.11 | sort -V | head -n 1)" = 23.11 ]; then
         way='gres-flags=allow-task-sharing (Slurm 23.11+)'
     else
@@ -61,6 +62,20 @@ else
     with_timeout 60 srun -w n2 -n2 --gpus-per-task=1 --gpu-topo=closest,share /bin/true > "$w/out" 2>&1
     tap_check "share without device cgroups (task/none): nothing says it is impossible" \
         test "$(grep -c 'share is not possible here' "$w/out")" = 0
+fi
+# Which cgroup each task is in: Slurm's own per-task one (v1: the devices hierarchy's task_N;
+# cgroup/v2, GPUTOPO_CLUSTER_CGROUP=v2-devices: the 0:: line's task_N, what its BPF device program
+# is attached to).
+if [ "$cg" = 1 ]; then
+    [ "${CLUSTER_CGROUP_VERSION:-v1}" = v2 ] && line='^0::' || line='^[0-9]*:devices:'
+    # The harness's view of /proc/<pid>/cgroup (v2) is the daemons' alone: no LD_PRELOAD in a task.
+    with_timeout 60 srun -w n2 -n2 --gpus-per-task=1 --gpu-topo=closest \
+        sh -c 'echo "CG $SLURM_LOCALID $(grep "$1" /proc/self/cgroup)${LD_PRELOAD:+ LD_PRELOAD=$LD_PRELOAD}"' sh "$line" \
+        > "$w/out" 2> "$w/err"
+    tap_check "each task in Slurm's own task cgroup (cgroup ${CLUSTER_CGROUP_VERSION:-v1}: $line.../task_N), nothing preloaded" \
+        test "$(grep -cE '^CG ([01]) .*/task_\1$' "$w/out")" = 2
+else
+    tap_ok "each task in Slurm's own task cgroup: no cgroups here (task/none) # SKIP"
 fi
 check "gpus-per-node=4: every task opens the step's four GPUs, its devices among them (n2)" 2 --same \
     $(only_cgroup --opens 4) -- -w n2 -N1 -n2 --gpus-per-node=4 --gpu-topo=closest
@@ -144,6 +159,19 @@ else
 fi
 check "devices=: tasks count the GPU files they can open; one GPU each, their own, isolated (n2)" 4 --isolated \
     "${k1[@]}" -- -w n2 -n4 --gpus-per-task=1 --gpu-topo=closest,isolate
+# --gres-flags=allow-task-sharing (23.11+) with one GPU per task: every task can open the step's
+# GPUs, so its program must number them in the step's set (issue 32: every task was given GPU 0):
+# share, the step's GPUs with its own at position LOCAL_RANK; isolate, its own alone.
+if [ "$(printf '%s\n%s\n' "$running" 23.11 | sort -V | head -n 1)" = 23.11 ]; then
+    check "devices=, allow-task-sharing, gpus-per-task=1: each task opens the step's 4 GPUs, its own at LOCAL_RANK (n2)" 4 \
+        --own-at local $(only_cgroup --same --opens 4) -- -w n2 -n4 --gpus-per-task=1 --gres-flags=allow-task-sharing --gpu-topo=closest
+    check "devices=, allow-task-sharing, gpus-per-task=1, isolate: its own GPU alone, in the step's numbering (n2)" 4 \
+        --own-at first --isolated $(only_cgroup --same --opens 4) \
+        -- -w n2 -n4 --gpus-per-task=1 --gres-flags=allow-task-sharing --gpu-topo=closest,isolate
+else
+    tap_ok "allow-task-sharing: Slurm $running has no such flag (23.11+) # SKIP"
+    tap_ok "allow-task-sharing, isolate: Slurm $running has no such flag (23.11+) # SKIP"
+fi
 plugstack_default
 check "gputopo-launch under the plugin: the plugin's binding stands (n2)" 2 --isolated "${k2[@]}" \
     -- -w n2 -n2 --gpus-per-task=2 --gpu-topo=closest "$CLUSTER_BUILD/gputopo-launch" --

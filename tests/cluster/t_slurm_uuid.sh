@@ -31,9 +31,13 @@ if [ "${#uuids[@]}" -lt 4 ]; then
     echo "not ok - uuid: could not read the g4dn fixture's UUIDs (${#uuids[@]})"
     exit 1
 fi
+# <cpu range>: Slurm 23.02+ reads it as the node's cores (slurmctld: "invalid GRES core
+# specification (0-223) on node n3" for n2/n3's 224 CPUs = 112 cores), 22.05 as CPUs; 0-111
+# is valid as both. <flags>: env_uuid (26.05: gres.conf Flags=env_uuid, without which whole
+# GPUs get indices; earlier releases ignore the word and always write unique ids).
 fake=""
-for i in 0 1 2 3; do fake+="h100|224|0-223|(null)|@CLUSTER_DIR@/dev/n3/nvidia$i|${uuids[$i]}|nvidia_gpu_env"$'\n'; done
-for i in 0 1 2 3 4 5 6 7; do fake+="h100|224|0-223|(null)|@CLUSTER_DIR@/dev/n2/nvidia$i|MIG-0000000$i-1111-2222-3333-444444444444|nvidia_gpu_env"$'\n'; done
+for i in 0 1 2 3; do fake+="h100|224|0-111|(null)|@CLUSTER_DIR@/dev/n3/nvidia$i|${uuids[$i]}|nvidia_gpu_env,env_uuid"$'\n'; done
+for i in 0 1 2 3 4 5 6 7; do fake+="h100|224|0-111|(null)|@CLUSTER_DIR@/dev/n2/nvidia$i|MIG-0000000$i-1111-2222-3333-444444444444|nvidia_gpu_env,env_uuid"$'\n'; done
 
 tap_plan 5
 # Our own cluster (another configuration than run.sh's).

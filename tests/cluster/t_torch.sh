@@ -83,7 +83,7 @@ EOS
 if timeout 120 srun -N2 -w n2,n3 --ntasks-per-node=1 --gpus-per-node=2 --gpu-topo=closest bash "$w/tr.sh" > "$w/tr" 2> "$w/tr.err"; then
     bad=$(check_ok "$w/tr" 4)
     # Read from inside each worker: the GPU at position LOCAL_RANK of its CUDA_VISIBLE_DEVICES.
-    g=$(grep -o 'TORCHOK .*' "$w/tr" | sed 's/.* node=\([a-z0-9]*\) .* gpu=\(.*\)/\1 \2/' | sort -u)
+    g=$(grep -o 'TORCHOK .*' "$w/tr" | sed 's/.* node=\([a-z0-9]*\) .* gpu=\([^ ]*\).*/\1 \2/' | sort -u)
     per_node=$(echo "$g" | grep -v ' -$' | wc -l)
     [ "$per_node" = 4 ] || bad="$bad; workers do not each have their own GPU: $(echo $g)"
     [ -z "${bad#; }" ] && tap_ok "$name" || tap_not_ok "$name" "${bad#; }" "$(tail -n 5 "$w/tr.err")"

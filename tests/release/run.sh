@@ -2,11 +2,14 @@
 # Builds and tests gputopo against another Slurm release, on real daemons, in a
 # Debian root made with debootstrap.
 #
-#   tests/release/run.sh SUITE [full|deb|full,deb] [TESTS...]
+#   tests/release/run.sh SUITE [full|v2|deb, comma-separated] [TESTS...]
 #     SUITE  trixie (Debian 13, Slurm 24.11) or forky (Debian testing, Slurm 26.05)
 #     full   (default) build, then the cluster tests (tests/run_tests.sh --cluster-only) on a
 #            local cluster inside the root; only TESTS (t_*.sh names) when given, e.g.
 #            t_plugin_release.sh alone: the release loads the plugin and binds a 2-node step
+#     v2     the cluster tests in $GPUTOPO_RELEASE_V2_TESTS (default t_cgroup_binding.sh) once
+#            more on a cluster that runs Slurm's cgroup/v2 plugin for ConstrainDevices
+#            (harness.sh: GPUTOPO_CLUSTER_CGROUP=v2-devices), after the build (and full)
 #     deb    `make deb` inside the root, install the .deb there, run a --gpu-topo job with it
 #            (tests/release/deb_check.sh)
 #   GPUTOPO_RELEASE_EXTRA_PACKAGES="python3-torch": Debian packages added to the root (a root
@@ -23,7 +26,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-suite=${1:?usage: tests/release/run.sh SUITE [full|deb|full,deb] [TESTS...]}
+suite=${1:?usage: tests/release/run.sh SUITE [full|v2|deb, comma-separated] [TESTS...]}
 what=${2:-full}
 shift $(( $# >= 2 ? 2 : $# ))
 tests="$*"
@@ -41,7 +44,7 @@ t0=$(date +%s)
 stamp() { echo "# release $suite: $1 ($(( $(date +%s) - t0 ))s)"; }
 
 for m in ${what//,/ }; do
-    case "$m" in full|deb) ;; *) echo "tests/release/run.sh: unknown mode '$m' (expected full, deb or full,deb)" >&2; exit 2 ;; esac
+    case "$m" in full|v2|deb) ;; *) echo "tests/release/run.sh: unknown mode '$m' (expected full, v2 or deb, comma-separated)" >&2; exit 2 ;; esac
 done
 [ "$(id -u)" = 0 ] || { echo "tests/release/run.sh: needs root (debootstrap, chroot, mount)" >&2; exit 1; }
 for b in debootstrap unshare chroot tar; do
@@ -160,6 +163,9 @@ for m in ${what//,/ }; do
     case "$m" in
     full)
         in_root "cd /src && GPUTOPO_CLUSTER_CGROUP='${GPUTOPO_CLUSTER_CGROUP:-auto}' GPUTOPO_CLUSTER_TESTS='$tests' bash tests/run_tests.sh --build build --cluster-only" || rc=1
+        ;;
+    v2)
+        in_root "cd /src && GPUTOPO_CLUSTER_CGROUP=v2-devices GPUTOPO_CLUSTER_TESTS='${GPUTOPO_RELEASE_V2_TESTS:-t_cgroup_binding.sh}' bash tests/run_tests.sh --build build --cluster-only" || rc=1
         ;;
     deb)
         in_root "cd /src && bash tests/release/deb_check.sh" || rc=1

@@ -3,7 +3,7 @@
 init_process_group("gloo", init_method="env://"), an all_reduce, one
 DistributedDataParallel step (its gradient checked against the mean over
 ranks), a barrier; then one line per rank read from torch itself:
-  TORCHOK rank=R world=W local=L lws=N group=G node=NODE port=P
+  TORCHOK rank=R world=W local=L lws=N group=G node=NODE port=P gpu=GPU master=MASTER_ADDR
 FAIL=<how> with FAIL_RANK=<rank> makes that rank fail after the all_reduce
 (the others then lose their peer inside DDP's all_reduce):
   exception  RuntimeError        exit3  SystemExit(3)
@@ -54,7 +54,7 @@ dist.barrier()
 local = int(os.environ.get("LOCAL_RANK", "0"))
 visible = [d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d]
 gpu = visible[local] if local < len(visible) else (visible[0] if len(visible) == 1 else "-")
-print("TORCHOK rank=%d world=%d local=%s lws=%s group=%s node=%s port=%s gpu=%s" % (
+print("TORCHOK rank=%d world=%d local=%s lws=%s group=%s node=%s port=%s gpu=%s master=%s" % (
     rank, world, os.environ.get("LOCAL_RANK"), os.environ.get("LOCAL_WORLD_SIZE"), os.environ.get("GROUP_RANK"),
-    os.environ.get("SLURMD_NODENAME"), os.environ.get("MASTER_PORT"), gpu), flush=True)
+    os.environ.get("SLURMD_NODENAME"), os.environ.get("MASTER_PORT"), gpu, os.environ.get("MASTER_ADDR")), flush=True)
 dist.destroy_process_group()
