@@ -248,9 +248,11 @@ Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& r
         for (auto& v : island_procid_env(ir.rank, ri.procid)) p.wanted.push_back(v);
     if (!ir.note.empty() && speaks(opt, ri) && (ir.rank.empty() || opt.verbose)) say("gputopo: " + ir.note);
     if (!ir.warning.empty()) say("gputopo: " + ir.warning);
-    NodeOnce node(opt.topology, ri.node, ri.host, opt.nic_policy);
+    NodeOnce node = launch_node(opt, ri.getenv, ri.node, ri.host);
     p.binding = compute_binding(binding_options(opt), ri.getenv, ri.place, node, ranked_outside_slurm(rs));
     p.binding_mode = opt.gpu_topo.mode;
+    if (!node.live_problem().empty() && speaks(opt, ri))
+        say("gputopo: warning: " + ri.node + ": " + node.live_problem() + "; the binding uses hwloc's view of this node");
     for (auto& v : p.binding.action.wanted) p.wanted.push_back(v);
     for (auto& v : ir.env) p.wanted.push_back(v);
     if (!opt.nccl_topo_file.empty()) add_nccl_topo_file(opt, ri, node, p.wanted);

@@ -29,13 +29,14 @@ extern "C" {
 
 #include "spank/framework_task.hpp"
 #include "spank/glue/state.hpp"
-#include "spank/topology_cache.hpp"
+#include "step/topology_cache.hpp"
 #include "step/apply.hpp"
 #include "step/device_probe.hpp"
 #include "step/device_scope.hpp"
 #include "step/layout_rank.hpp"
 #include "step/slurm_rank_order.hpp"
 #include "step/step_binding.hpp"
+#include "step/node_read.hpp"
 #include "step/topology_path.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
@@ -164,33 +165,15 @@ std::string step_node_name(spank_t sp) {
     return step::slurm_node_name(job_env(sp), static_cast<int>(node_id), host_name());
 }
 
-// cache= as configured, or "" when the directory is there but refused
-// (a symbolic link, not root's, writable by others): one line in slurmd's log,
-// and the step reads its topology without the cache instead of running unbound.
-std::string usable_cache_dir(const std::string& dir) {
-    struct stat sb {};
-    if (dir.empty() || (lstat(dir.c_str(), &sb) != 0 && errno == ENOENT)) return dir;  // refresh_cache creates it
-    try {
-        check_cache_dir(dir);
-        return dir;
-    } catch (const std::exception& e) {
-        slurm_error("gputopo: %s; reading the topology without the cache", e.what());
-        return "";
-    }
-}
-
-Node read_topology(const StepdState& st) {
-    const PluginConfig& c = shared().config;
-    const std::string cache = usable_cache_dir(c.cache_dir);
-    if (!c.topology.empty())
-        return load_topology_via_snapshot(step::expand_path(c.topology, st.node_name, host_name()), cache);
-    if (!cache.empty()) {
-        std::string unwritten;
-        Node node = load_cached_topology(cache, host_name(), live_sources(c), &unwritten);
-        if (!unwritten.empty()) warn_cache_unwritable(unwritten);
-        return node;
-    }
-    return discover_live(live_sources(c));
+// This node for this step, read the one way (step/node_read.hpp) from the
+// site's plugstack.conf arguments: a refused cache directory is one line in
+// slurmd's log (the node is read without it), an unwritable one a warning.
+Node read_topology(const std::string& node_name) {
+    step::NodeRead r = step::read_step_node(node_source(shared().config), node_name, host_name());
+    if (!r.cache_refused.empty())
+        slurm_error("gputopo: %s; reading the topology without the cache", r.cache_refused.c_str());
+    if (!r.cache_unwritten.empty()) warn_cache_unwritable(r.cache_unwritten);
+    return std::move(r.node);
 }
 
 // Slurm ignores a failing `optional` plugin, so `strict` ends the task itself:
@@ -305,9 +288,8 @@ void plan_node(spank_t sp, StepdState& st) {
         setup.per_task_rule = step::built_per_task_rule();
         Node node;
         if (st.root_read_node && st.root_read_for == st.node_name) node = std::move(*st.root_read_node);
-        else node = read_topology(st);
+        else node = read_topology(st.node_name);
         st.root_read_node.reset();
-        finish_step_node(node, !shared().config.topology.empty(), shared().config.nic_policy);
         st.binding.emplace(setup, std::move(node));
         st.phase = StepdState::Phase::Bound;
     } catch (const std::exception& e) {
@@ -581,6 +563,7 @@ int remote_init_post_opt(spank_t sp, int, char**) {
         if (sc.config.topology.empty()) {
             // slurmd_context.cpp; a node it could not write to the cache is user_init's.
             if (std::optional<Node> node = refresh_stale_cache()) {
+                finish_step_node(*node, false, sc.config.nic_policy);  // as step::read_step_node finishes a cache's node
                 st.root_read_node = std::move(node);
                 st.root_read_for = step_node_name(sp);
             }
@@ -588,8 +571,7 @@ int remote_init_post_opt(spank_t sp, int, char**) {
         }
         const auto t0 = std::chrono::steady_clock::now();
         const std::string node = trusted_node_name();
-        st.root_read_node = load_topology_via_snapshot(step::expand_path(sc.config.topology, node, host_name()),
-                                                       usable_cache_dir(sc.config.cache_dir));
+        st.root_read_node = read_topology(node);
         st.root_read_for = node;
         st.root_read_us = micros_since(t0);
     } catch (const std::exception&) {

@@ -5,8 +5,8 @@
 #  1. the plugin alone (srun --gpu-topo=closest python3 train.py): 8 ranks, torch's own
 #     rank/world, RANK = GROUP_RANK x LOCAL_WORLD_SIZE + LOCAL_RANK;
 #  2. the plugin + gputopo-launch;  3. gputopo-launch alone;
-#  4. torchrun under srun (torch 1.13 spellings) with the launcher per worker: each
-#     worker of a node has its own GPU;
+#  4. torchrun under srun (torch 1.13 spellings) with the launcher per worker reading the
+#     plugin's topology= file: each worker of a node has its own GPU (seen from inside);
 #  5. sbatch;  6. island order with interleaved leaves (rackA = n1,n3): ranks 0,1 on n1,
 #     2,3 on n3, 4,5 on n2, 6,7 on n4, GROUP_RANK = rank / 2;
 #  6b. the plugin's layout (--gpu-topo=island,tp=2,pp=2,order=tp-cp-ep-pp-dp): torch's own
@@ -72,21 +72,50 @@ run_case "torch: gputopo-launch alone" "$w/l" 8 \
     srun -N4 --ntasks-per-node=2 --gpus-per-task=1 "$L" --gpu-topo none -- $PY "$T"
 
 # 4. torchrun (1.13: underscore spellings; --redirects 1 --tee 1 for Python 3.11) under
-# the plugin, the launcher per worker.
-name="torch: torchrun under srun --gpu-topo, the launcher per worker: each worker its own GPU"
+# the plugin, the launcher per worker, as the user guide has it: no --topology, the
+# launcher reads the file the plugin's plugstack.conf names (topology=.../%n.xml).
+# Each worker says from inside what it really has (task-view: the device files it can
+# open, Cpus_allowed_list); its GPU is the one CUDA would give it: position k of its
+# CUDA_VISIBLE_DEVICES among the devices it can open.
+name="torch: torchrun under srun --gpu-topo, the launcher per worker, the plugin's topology= file: each worker its own GPU, seen from inside"
 port=$((30000 + $$ % 2000))
 cat > "$w/tr.sh" <<EOS
 exec $PY -m torch.distributed.run --nnodes 2 --nproc_per_node 2 --rdzv_backend c10d \
     --rdzv_endpoint 127.0.0.1:$port --rdzv_id tr$$ --max_restarts 0 --redirects 1 --tee 1 --no_python \
-    "$L" --topology "$CLUSTER_DIR/topo/%n.xml" -- $PY $T
+    "$L" -- bash "$w/trview.sh"
 EOS
+cat > "$w/trview.sh" <<EOS
+v=\$("$CLUSTER_BUILD/task-view" "$CLUSTER_DIR/dev/\$SLURMD_NODENAME")
+echo "TRVIEW node=\$SLURMD_NODENAME lr=\$LOCAL_RANK cvd=\${CUDA_VISIBLE_DEVICES-unset} \${v#VIEW }"
+exec $PY $T
+EOS
+plugstack_default
 if timeout 120 srun -N2 -w n2,n3 --ntasks-per-node=1 --gpus-per-node=2 --gpu-topo=closest bash "$w/tr.sh" > "$w/tr" 2> "$w/tr.err"; then
     bad=$(check_ok "$w/tr" 4)
-    # Read from inside each worker: the GPU at position LOCAL_RANK of its CUDA_VISIBLE_DEVICES.
-    g=$(grep -o 'TORCHOK .*' "$w/tr" | sed 's/.* node=\([a-z0-9]*\) .* gpu=\(.*\)/\1 \2/' | sort -u)
-    per_node=$(echo "$g" | grep -v ' -$' | wc -l)
-    [ "$per_node" = 4 ] || bad="$bad; workers do not each have their own GPU: $(echo $g)"
-    [ -z "${bad#; }" ] && tap_ok "$name" || tap_not_ok "$name" "${bad#; }" "$(tail -n 5 "$w/tr.err")"
+    views=$($PY - "$w/tr" <<'PY'
+import sys
+errs, seen = [], {}
+for l in open(sys.argv[1]):
+    if "TRVIEW " not in l:
+        continue
+    f = dict(kv.split("=", 1) for kv in l.split("TRVIEW ", 1)[1].split())
+    opened = [d for d in f.get("open", "").split(",") if d]
+    cvd = [d for d in f["cvd"].split(",") if d] if f["cvd"] != "unset" else []
+    if len(cvd) != 1 or not cvd[0].isdigit() or int(cvd[0]) >= len(opened):
+        errs.append("%s worker %s: CUDA_VISIBLE_DEVICES=%s over the devices it opens (%s): not one GPU of its own"
+                    % (f["node"], f["lr"], f["cvd"], ",".join(opened)))
+        continue
+    seen.setdefault(f["node"], []).append((opened[int(cvd[0])], f["lr"], f["cpus"]))
+for node, ws in sorted(seen.items()):
+    if len(ws) != 2 or ws[0][0] == ws[1][0]:
+        errs.append("%s: workers' GPUs %s" % (node, ws))
+if sorted(seen) != ["n2", "n3"]:
+    errs.append("views from %s, expected n2 and n3" % sorted(seen))
+print("; ".join(errs))
+PY
+)
+    bad="$bad; $views"; bad=${bad#; }; bad=${bad%; }
+    [ -z "$bad" ] && tap_ok "$name" || tap_not_ok "$name" "$bad" "$(grep -h 'TRVIEW\|gputopo' "$w/tr" "$w/tr.err" | head -n 8)"
 else
     tap_not_ok "$name" "failed: $(tail -n 8 "$w/tr.err")"
 fi
