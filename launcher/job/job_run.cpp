@@ -31,6 +31,7 @@
 #include "launcher/requeue/requeue_asked.hpp"
 #include "launcher/requeue/slurm_ctl.hpp"
 #include "step/framework_env.hpp"
+#include "step/run_bounded.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/fabric/hostlist.hpp"
 #include "topo/fabric/slurm_islands.hpp"

@@ -37,6 +37,7 @@ extern "C" {
 #include "step/task_ranks.hpp"
 #include "step/node_read.hpp"
 #include "step/topology_path.hpp"
+#include "step/run_bounded.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/core/host.hpp"
