@@ -112,7 +112,7 @@ CLI_SRC         := $(wildcard cli/*.cpp)
 SPANK_CORE_SRC  := $(wildcard spank/*.cpp)
 SPANK_GLUE_SRC  := $(wildcard spank/glue/*.cpp)
 LAUNCH_MAIN_SRC := $(wildcard launcher/main.cpp)
-LAUNCH_CORE_SRC := $(filter-out launcher/main.cpp,$(wildcard launcher/*.cpp launcher/*/*.cpp))
+LAUNCH_CORE_SRC := $(filter-out launcher/main.cpp,$(wildcard launcher/*.cpp launcher/*/*.cpp run/*.cpp))
 obj = $(patsubst %.cpp,$(BUILD)/obj/%.o,$(1))
 
 # readers/module.cpp -> gputopo-readers.so: the readers that need hwloc/libxml2/ICU; the plugin

@@ -4,7 +4,7 @@
 // which brings a fresh allocation with its spares). Llama 3 405B's
 // interruption mix and rate (Dubey et al. 2024, table 5: 419 unexpected
 // interruptions in 54 days on 16,384 GPUs), scaled linearly with the GPU
-// count. Checkpoint every Daly interval (launcher/job/step_end.hpp
+// count. Checkpoint every Daly interval (run/step_end.hpp
 // daly_with_restart: the restart time is in the model). Restart costs: the
 // measured ones (bench/bench_job_restart.sh passes them: in-job restart and
 // requeue on the loopback cluster) plus the program's own restart at scale
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/job/step_end.hpp"
+#include "run/step_end.hpp"
 
 using gputopo::launch::job::daly_with_restart;
 using gputopo::launch::job::RestartWaste;
@@ -192,7 +192,7 @@ int strategy_table(const Inputs& in, const Checkpoint& ck, double& best) {
     std::printf("   GPU-weighted (the spares' idle GPUs counted as lost): best %.2f%% with %d spares\n", best_weighted * 100,
                 best_weighted_spares);
     const RestartWaste w = daly_with_restart(ck.stall_s, job_mtbf_s(in), in.injob_restart_s + in.program_restart_s, ck.persist_s);
-    std::printf("   model (launcher/job/step_end daly_with_restart, in-job restart, detection not included): interval %.0f s,"
+    std::printf("   model (run/step_end daly_with_restart, in-job restart, detection not included): interval %.0f s,"
                 " waste %.2f%%\n", w.interval_s, w.waste * 100);
     return reached;
 }

@@ -4,7 +4,7 @@
 // to the next white space:
 //   gputopo:exclude=NODE[,NODE...][;backoff=S]  nodes to keep out of the next
 //       attempt and a back-off in whole seconds: written by the requeue leader
-//       (launcher/requeue/requeue.cpp) and `gputopo run` (launcher/job), read
+//       (launcher/requeue/requeue.cpp) and `gputopo run` (run/), read
 //       by etc/epilog_slurmctld_gputopo.sh, which moves them to ExcNodeList and
 //       StartTime;
 //   gputopo:cause=CLASS@NODE/STEP.RESTART  a rank's own failure, the root cause

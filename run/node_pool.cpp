@@ -1,4 +1,4 @@
-#include "launcher/job/node_pool.hpp"
+#include "run/node_pool.hpp"
 
 #include <algorithm>
 #include <cstdlib>

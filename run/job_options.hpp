@@ -1,5 +1,5 @@
 // `gputopo run` options: the job-level supervisor's command line (cli/cmd_run.cpp
-// is the front end; launcher/job/job_run.hpp does the work).
+// is the front end; run/job_run.hpp does the work).
 #pragma once
 
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "launcher/job/job_run.hpp"
+#include "run/job_run.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -21,12 +21,12 @@
 #include "launcher/child/child.hpp"
 #include "launcher/failure/classify.hpp"
 #include "launcher/failure/events.hpp"
-#include "launcher/job/heartbeat.hpp"
-#include "launcher/job/node_pool.hpp"
-#include "launcher/job/rank_output.hpp"
-#include "launcher/job/run_files.hpp"
-#include "launcher/job/spare_check.hpp"
-#include "launcher/job/step_end.hpp"
+#include "run/heartbeat.hpp"
+#include "run/node_pool.hpp"
+#include "run/rank_output.hpp"
+#include "run/run_files.hpp"
+#include "run/spare_check.hpp"
+#include "run/step_end.hpp"
 #include "launcher/requeue/requeue.hpp"
 #include "launcher/requeue/requeue_asked.hpp"
 #include "launcher/requeue/slurm_ctl.hpp"

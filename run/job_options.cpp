@@ -1,4 +1,4 @@
-#include "launcher/job/job_options.hpp"
+#include "run/job_options.hpp"
 
 #include <cerrno>
 #include <cmath>
