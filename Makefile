@@ -112,7 +112,7 @@ CLI_SRC         := $(wildcard cli/*.cpp)
 SPANK_CORE_SRC  := $(wildcard spank/*.cpp)
 SPANK_GLUE_SRC  := $(wildcard spank/glue/*.cpp)
 LAUNCH_MAIN_SRC := $(wildcard launcher/main.cpp)
-LAUNCH_CORE_SRC := $(filter-out launcher/main.cpp,$(wildcard launcher/*.cpp launcher/*/*.cpp))
+LAUNCH_CORE_SRC := $(filter-out launcher/main.cpp,$(wildcard launcher/*.cpp launcher/*/*.cpp run/*.cpp))
 obj = $(patsubst %.cpp,$(BUILD)/obj/%.o,$(1))
 
 # readers/module.cpp -> gputopo-readers.so: the readers that need hwloc/libxml2/ICU; the plugin
@@ -166,11 +166,11 @@ $(READERS_LIB): $(call obj,$(READER_SRC))
 $(STEP_LIB): $(call obj,$(STEP_SRC))
 $(SPANK_LIB): $(call obj,$(SPANK_CORE_SRC))
 $(LAUNCH_LIB): $(call obj,$(LAUNCH_CORE_SRC))
-$(LIB) $(READERS_LIB) $(STEP_LIB) $(SPANK_LIB) $(LAUNCH_LIB):
+$(LIB) $(READERS_LIB) $(STEP_LIB) $(LAUNCH_LIB) $(SPANK_LIB):
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(CLI): $(call obj,$(CLI_SRC)) $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(READERS_LIB) $(LIB)
+$(CLI): $(call obj,$(CLI_SRC)) $(LAUNCH_LIB) $(SPANK_LIB) $(STEP_LIB) $(READERS_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $(call no_readers,$^) $(WITH_READERS) $(LDLIBS)
 
 # The plugin exports only plugin_*, slurm_spank_* and spank_options. It carries its own C++
@@ -187,7 +187,7 @@ $(PLUGIN): $(call obj,$(SPANK_GLUE_SRC)) $(READERS_PROXY) $(SPANK_LIB) $(STEP_LI
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) $(PLUGIN_RUNTIME) -shared -Wl,--version-script=spank/exports.map \
 	    -o $@ $(call obj,$(SPANK_GLUE_SRC)) $(READERS_PROXY) $(SPANK_LIB) $(STEP_LIB) $(LIB) -ldl -lpthread
 
-$(LAUNCHER): $(call obj,$(LAUNCH_MAIN_SRC)) $(READERS_PROXY) $(LAUNCH_LIB) $(STEP_LIB) $(LIB)
+$(LAUNCHER): $(call obj,$(LAUNCH_MAIN_SRC)) $(READERS_PROXY) $(LAUNCH_LIB) $(SPANK_LIB) $(STEP_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ -ldl -lpthread
 
 $(READERS): $(call obj,$(READERS_MOD)) $(READERS_LIB) $(LIB) readers/module.map
@@ -214,10 +214,10 @@ $(FAKE_NVML): $(call obj,$(FAKE_NVML_SRC)) $(LIB)
 $(TASK_VIEW): $(BUILD)/obj/tests/cluster/task_view.o
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^
 
-$(UNIT): $(call obj,$(UNIT_SRC)) $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(READERS_LIB) $(LIB)
+$(UNIT): $(call obj,$(UNIT_SRC)) $(LAUNCH_LIB) $(SPANK_LIB) $(STEP_LIB) $(READERS_LIB) $(LIB)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $(call no_readers,$^) $(WITH_READERS) $(LDLIBS)
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(READERS_LIB) $(LIB)
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LAUNCH_LIB) $(SPANK_LIB) $(STEP_LIB) $(READERS_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $(call no_readers,$^) $(WITH_READERS) $(LDLIBS)
 
@@ -238,7 +238,7 @@ fuzz:
 fuzz-targets: $(FUZZERS)
 .PRECIOUS: $(BUILD)/obj/fuzz/%.o
 
-$(BUILD)/fuzz/%: $(BUILD)/obj/fuzz/%.o $(SPANK_LIB) $(LAUNCH_LIB) $(STEP_LIB) $(READERS_LIB) $(LIB)
+$(BUILD)/fuzz/%: $(BUILD)/obj/fuzz/%.o $(LAUNCH_LIB) $(SPANK_LIB) $(STEP_LIB) $(READERS_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(call no_readers,$^) $(WITH_READERS) $(LDLIBS)
 

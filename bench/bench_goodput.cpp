@@ -4,7 +4,7 @@
 // which brings a fresh allocation with its spares), with fail-slow nodes in
 // the mix. Llama 3 405B's interruption mix and rate (Dubey et al. 2024, table
 // 5: 419 unexpected interruptions in 54 days on 16,384 GPUs), scaled linearly
-// with the GPU count. Checkpoint every Daly interval (launcher/job/step_end.hpp
+// with the GPU count. Checkpoint every Daly interval (run/step_end.hpp
 // daly_with_restart: the restart time is in the model). Every input printed;
 // fixed seed; no timing. The headline: GPU-weighted goodput (the spares' idle
 // GPUs counted as lost).
@@ -57,7 +57,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/job/step_end.hpp"
+#include "run/step_end.hpp"
 
 using gputopo::launch::job::daly_with_restart;
 using gputopo::launch::job::RestartWaste;
@@ -378,7 +378,7 @@ int strategy_table(const Inputs& in, const Checkpoint& ck, double& best, double&
     std::printf("   slow node replaced after at most %.0f s (flagged %.0f s + one interval %.0f s) = %.2f checkpoint intervals"
                 " (target: within two: %s)\n", replaced, slow_detect_s(in), rq.interval_s, replaced / rq.interval_s,
                 replaced <= 2 * rq.interval_s ? "met" : "NOT met");
-    std::printf("   model (launcher/job/step_end daly_with_restart, in-job restart, detection not included): interval %.0f s,"
+    std::printf("   model (run/step_end daly_with_restart, in-job restart, detection not included): interval %.0f s,"
                 " waste %.2f%%\n", w.interval_s, w.waste * 100);
     return reached;
 }

@@ -1,11 +1,11 @@
 // gputopo run: the batch script's step with hot spares and in-job restart.
-// Thin front end: the logic is in launcher/job/.
+// Thin front end: the logic is in run/.
 #include <ostream>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "launcher/job/job_options.hpp"
-#include "launcher/job/job_run.hpp"
+#include "run/job_options.hpp"
+#include "run/job_run.hpp"
 
 namespace gputopo::cli {
 

@@ -8,9 +8,11 @@
 
 #include "spank/plugstack_args.hpp"
 #include "spank/plugstack_file.hpp"
-#include "spank/topology_cache.hpp"
+#include "step/node_read.hpp"
+#include "step/topology_cache.hpp"
 #include "step/topology_path.hpp"
 #include "topo/core/errors.hpp"
+#include "topo/core/host.hpp"
 #include "topo/fabric/slurm_islands.hpp"
 #include "topo/plan/nic_selection.hpp"
 #include "topo/sources/nic_policy.hpp"
@@ -58,7 +60,7 @@ std::string plugin_topology_file(const std::string& node) {
         throw TopologyError("--node " + node + ": the plugin's line in " + plugstack +
                             " has neither topology= nor cache=: it discovers each node live; run gputopo on " + node +
                             " itself, or give --topology FILE");
-    const std::string cached = spank::cache_xml_path(config.cache_dir, node);
+    const std::string cached = step::cache_xml_path(config.cache_dir, node);
     struct stat st;
     if (::stat(cached.c_str(), &st) != 0)
         throw TopologyError("--node " + node + ": no cache file " + cached +
@@ -85,15 +87,28 @@ NicPolicy nic_policy(const ParsedArgs& args) {
 
 namespace {
 
+// A file name as a topology pattern: every '%' literal.
+std::string literal_pattern(const std::string& path) {
+    std::string out;
+    for (char c : path) out += c == '%' ? std::string("%%") : std::string(1, c);
+    return out;
+}
+
+// The one node read (step/node_read.hpp): the file given, which may describe
+// another machine (not refined from this one), else this machine live with
+// GPUTOPO_NVML_LIBRARY and GPUTOPO_NVML_TIMEOUT. The NIC policy is load_node's.
 Node read_node(const ParsedArgs& args) {
     if (args.has("--node") && args.has("--topology")) throw UsageError("--node and --topology exclude each other");
+    step::NodeSource source;
+    source.file_on_this_node = false;
+    source.live = live_sources_from_environment();
     if (args.has("--topology") || args.has("--node")) {
         const std::string path =
             args.has("--node") ? plugin_topology_file(args.get("--node")) : args.get("--topology");
         if (path.empty()) throw UsageError("empty value for --topology (expected a topology file)");
-        return load_topology_file(path);
+        source.topology = literal_pattern(path);
     }
-    return discover_live(live_sources_from_environment());  // hwloc refined by NVML and NIC port state (topo/sources/source_merge.hpp)
+    return step::read_step_node(source, host_name(), host_name()).node;
 }
 
 }  // namespace

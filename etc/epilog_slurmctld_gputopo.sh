@@ -66,8 +66,8 @@ while IFS= read -r rec; do
         continue
     fi
     nodes=${nodes:+$nodes,}$n
-    b=$(printf '%s\n' "$part" | grep -o ';backoff=[0-9]*' | tail -n 1)
-    b=${b#;backoff=}
+    # backoff=S with S whole seconds (launcher/state/job_comment.hpp reads it alike).
+    b=$(printf '%s\n' "$part" | tr ';' '\n' | sed -n 's/^backoff=\([0-9][0-9]*\)$/\1/p' | tail -n 1)
     # At most 9 digits (no arithmetic overflow); later records win.
     [ -n "$b" ] && [ "${#b}" -le 9 ] && backoff=$b
 done <<EOR

@@ -1,4 +1,4 @@
-// What `gputopo run` reads from others (launcher/job/): srun's output as it
+// What `gputopo run` reads from others (run/): srun's output as it
 // comes (labelled rank lines and srun's own, split anywhere), the step's end
 // judged from it, a heartbeat file's content, and its own command line (one
 // word per line after the first NUL). No input may crash, leak, throw anything
@@ -7,10 +7,10 @@
 #include <algorithm>
 
 #include "fuzz/fuzz_common.hpp"
-#include "launcher/job/heartbeat.hpp"
-#include "launcher/job/job_options.hpp"
-#include "launcher/job/rank_output.hpp"
-#include "launcher/job/step_end.hpp"
+#include "run/heartbeat.hpp"
+#include "run/job_options.hpp"
+#include "run/rank_output.hpp"
+#include "run/step_end.hpp"
 #include "topo/core/strings.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

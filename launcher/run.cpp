@@ -15,6 +15,7 @@
 #include "launcher/child/child.hpp"
 #include "launcher/failure/classify.hpp"
 #include "launcher/failure/error_file.hpp"
+#include "launcher/failure/end_decision.hpp"
 #include "launcher/failure/events.hpp"
 #include "launcher/env/framework_env.hpp"
 #include "launcher/child/hooks.hpp"
@@ -22,16 +23,17 @@
 #include "launcher/env/nccl_env.hpp"
 #include "launcher/env/nccl_topo_file.hpp"
 #include "launcher/options/options.hpp"
+#include "launcher/ranks/rank_info.hpp"
 #include "launcher/ranks/rank_sources.hpp"
-#include "launcher/requeue/expedite.hpp"
 #include "launcher/requeue/requeue.hpp"
-#include "launcher/requeue/requeue_asked.hpp"
+#include "launcher/requeue/requeue_run.hpp"
 #include "launcher/failure/root_cause.hpp"
 #include "launcher/requeue/slurm_ctl.hpp"
 #include "launcher/child/supervisor.hpp"
 #include "readers/readers.hpp"
 #include "step/apply.hpp"
 #include "step/slurm_rank_order.hpp"
+#include "step/task_ranks.hpp"
 #include "step/topology_path.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
@@ -49,14 +51,6 @@ std::optional<std::string> real_getenv(const std::string& name) {
     if (!v) return std::nullopt;
     return std::string(v);
 }
-
-// A rank or count up to kMaxWorld (launcher/ranks/rank_sources env_number):
-// a value out of range is a ParseError naming the variable, never a wrapped int.
-int env_int(const Getenv& get, const char* name, int fallback) {
-    return static_cast<int>(env_number(get, name, kMaxWorld, fallback));
-}
-
-std::string env_str(const Getenv& get, const char* name) { return get(name).value_or(""); }
 
 void say(const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); }
 
@@ -78,8 +72,6 @@ Getenv hiding(const Getenv& get, const std::vector<std::string>& names) {
     };
 }
 
-std::vector<std::string> plugin_names;  // plugin_framework_names(), read once in launcher_main
-
 // --framework=jax: the shared GPU view instead of isolate (JAX narrows each
 // process to device SLURM_LOCALID itself).
 Options binding_options(const Options& opt) {
@@ -93,47 +85,6 @@ std::string final_value(const ResolvedEnv& env, const Getenv& current, const cha
     for (const auto& v : env.set)
         if (v.name == name) return v.value;
     return current(name).value_or("");
-}
-
-// Who and where this rank is: Slurm's task variables, read once, from the task's
-// environment as the launcher sees it (the real one with the rank source's
-// normalised SLURM_* variables in front: launcher/ranks/rank_sources).
-struct RankInfo {
-    Getenv getenv;       // that environment, for the phases that read more of it
-    int rank = 0;
-    std::string procid;  // SLURM_PROCID as written ("" when unset)
-    TaskPlace place;     // SLURM_LOCALID, the node's task count, the node name (read_task_place)
-    int nodes = 1;
-    int world = 1;       // the step's tasks (SLURM_STEP_NUM_TASKS, else SLURM_NTASKS)
-    std::string job_id;
-    std::string step_id;
-    std::string cluster;     // SLURM_CLUSTER_NAME
-    std::string tmpdir;      // TMPDIR (the node state's last fallback)
-    std::string job_end_time;  // SLURM_JOB_END_TIME
-    int restart_count = 0;
-    std::string node;    // SLURMD_NODENAME (slurmstepd sets it per task), else the host name
-    std::string host;
-};
-
-RankInfo rank_info(const Getenv& get) {
-    RankInfo r;
-    r.getenv = get;
-    r.rank = env_int(get, env::kSlurmProcid, 0);
-    r.procid = env_str(get, env::kSlurmProcid);
-    r.nodes = std::max(1, env_int(get, env::kSlurmStepNumNodes,
-                                  env_int(get, env::kSlurmJobNumNodes, env_int(get, env::kSlurmNnodes, 1))));
-    r.world = env_int(get, env::kSlurmStepNumTasks, env_int(get, env::kSlurmNtasks, 1));
-    r.job_id = env_str(get, env::kSlurmJobId);
-    r.step_id = env_str(get, env::kSlurmStepId);
-    r.cluster = env_str(get, env::kSlurmClusterName);
-    r.tmpdir = env_str(get, env::kTmpdir);
-    r.job_end_time = env_str(get, env::kSlurmJobEndTime);
-    r.restart_count = env_int(get, env::kSlurmRestartCount, 0);
-    r.host = host_name();
-    r.place = read_task_place(get, r.host);
-    r.node = env_str(get, env::kSlurmdNodename);
-    if (r.node.empty()) r.node = r.host;
-    return r;
 }
 
 // What the program will get: the variables, the binding, what was said.
@@ -151,8 +102,6 @@ struct Prepared {
     }
     Mode binding_mode = Mode::None;
 };
-
-bool speaks(const Options& opt, const RankInfo& ri) { return ri.place.local_id == 0 || opt.verbose; }
 
 // --nccl-topo-file: this node's NCCL topology, written once per node.
 void add_nccl_topo_file(const Options& opt, const RankInfo& ri, NodeOnce& node, std::vector<EnvVar>& wanted) {
@@ -172,22 +121,6 @@ void add_nccl_topo_file(const Options& opt, const RankInfo& ri, NodeOnce& node, 
     if (speaks(opt, ri)) say("gputopo: " + note);
 }
 
-// Slurm's rank order as this task sees it (step/slurm_rank_order.hpp): the
-// lowest rank on its node (block distribution), on 26.05+ builds with Slurm's
-// topology for its order.
-step::SlurmNodeOrder slurm_rank_order(const Getenv& get) {
-    const std::optional<uint64_t> first_rank = step::node_first_rank(get);
-    if (!first_rank) return {};
-    std::optional<IslandMap> topology;
-    if (step::built_topology_order()) {
-        try {
-            topology = load_step_islands("", slurm_config_dir(get)).map;
-        } catch (const std::exception&) {
-        }
-    }
-    return step::step_node_order(get, *first_rank, topology ? &*topology : nullptr, true);
-}
-
 // The framework variables (torchrun's included), from the rank source.
 // `island_ranks`: RANK follows an island or layout order (its rank 0 is on the
 // node list's first node), not Slurm's.
@@ -203,7 +136,9 @@ void add_framework_env(const Options& opt, const RankInfo& ri, const RankSourceV
         fi.master_port = rs.source.master_port;
         const step::SlurmNodeOrder order = island_ranks || rs.source.name != "slurm"
                                                ? step::SlurmNodeOrder{}
-                                               : slurm_rank_order(ri.getenv);
+                                               : step::slurm_order(ri.getenv, step::node_first_rank(ri.getenv),
+                                                                   slurm_config_dir(ri.getenv))
+                                                     .order;
         fi.node_rank = order.node_rank;
         if (fi.master_addr.empty() && !real_getenv(env::kMasterAddr)) {
             // The node of rank 0 (island order: the node list's first, which holds island rank 0),
@@ -240,7 +175,8 @@ void check_master_port(const RankInfo& ri, const Prepared& p) {
 }
 
 // Phase 1: the environment and the binding (nothing applied yet).
-Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& rs) {
+Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& rs,
+                 const std::vector<std::string>& plugin_names) {
     Prepared p;
     IslandRankOutcome ir = island_rank(opt, ri.node, ri.place.local_id, ri.getenv);
     add_framework_env(opt, ri, rs, !ir.rank.empty() && !ir.slurm_ranks, p.wanted);
@@ -249,9 +185,11 @@ Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& r
         for (auto& v : island_procid_env(ir.rank, ri.procid)) p.wanted.push_back(v);
     if (!ir.note.empty() && speaks(opt, ri) && (ir.rank.empty() || opt.verbose)) say("gputopo: " + ir.note);
     if (!ir.warning.empty()) say("gputopo: " + ir.warning);
-    NodeOnce node(opt.topology, ri.node, ri.host, opt.nic_policy);
+    NodeOnce node = launch_node(opt, ri.getenv, ri.node, ri.host);
     p.binding = compute_binding(binding_options(opt), ri.getenv, ri.place, node, ranked_outside_slurm(rs));
     p.binding_mode = opt.gpu_topo.mode;
+    if (!node.live_problem().empty() && speaks(opt, ri))
+        say("gputopo: warning: " + ri.node + ": " + node.live_problem() + "; the binding uses hwloc's view of this node");
     for (auto& v : p.binding.action.wanted) p.wanted.push_back(v);
     for (auto& v : ir.env) p.wanted.push_back(v);
     if (!opt.nccl_topo_file.empty()) add_nccl_topo_file(opt, ri, node, p.wanted);
@@ -320,7 +258,8 @@ int dry_run(const Options& opt, const RankInfo& ri, const RankSourceView& rs, co
 // Phase 3: set the variables in this process and bind it (the program
 // inherits both), say what was kept, log the start. False when --gpu-topo's
 // `strict` asks to fail because the binding could not be made or applied.
-bool apply(const Options& opt, const RankInfo& ri, const Prepared& p, EventLog& log) {
+bool apply(const Options& opt, const RankInfo& ri, const Prepared& p, const std::vector<std::string>& plugin_names,
+           EventLog& log) {
     const bool strict = opt.gpu_topo.strict && opt.gpu_topo.mode != Mode::None;
     if (strict && p.binding.failed) {
         say("gputopo: " + ri.node + " rank " + std::to_string(ri.rank) + ": " + p.binding.note + " (strict: the task fails)");
@@ -415,178 +354,6 @@ void read_error_file(const std::string& error_file, SuperviseResult& sr, EventLo
     }
 }
 
-bool teardown_deferred = false;  // classify_end found this SIGTERM to follow a recorded root cause
-std::optional<CauseRecord> teardown_cause(const Options& opt, const RankInfo& ri);
-
-// Phase 6: how the program ended; logs it and says so.
-Classification classify_end(const Options& opt, const RankInfo& ri, const SuperviseResult& sr, EventLog& log) {
-    ClassifyPolicy pol;
-    pol.no_requeue_exit = opt.no_requeue_exit;
-    pol.no_requeue_code = opt.no_requeue_code;
-    pol.timeout_window_s = 60;
-    Classification c = classify(sr.end, pol);
-    if (c.cls == FailureClass::Preemption) {
-        if (auto r = teardown_cause(opt, ri)) {
-            c.cls = FailureClass::PeerLost;
-            c.evidence = "SIGTERM from the step's teardown after " + r->cls + " on " + r->node + " (not a preemption)";
-            teardown_deferred = true;
-        }
-    }
-    Event e(c.cls == FailureClass::Success ? "end" : "failure");
-    e.add("class", failure_class_name(c.cls)).add("evidence", c.evidence).add("local", c.local)
-        .add("exit_status", exit_status_of(sr.end)).add("hooks_run", sr.hooks_run).add("hooks_late", sr.hooks_late);
-    log.write(e);
-    if (c.cls == FailureClass::Success) return c;
-    // A time limit or a cancel ends every rank: one line per node is enough.
-    bool ending = c.cls == FailureClass::Timeout || c.cls == FailureClass::Preemption;
-    if (!ending || speaks(opt, ri))
-        say("gputopo: rank " + std::to_string(ri.rank) + " on " + ri.node + ": " + failure_class_name(c.cls) + ": " +
-            c.evidence);
-    return c;
-}
-
-// The per-node election key for `what` in this attempt.
-std::string attempt_key(const RankInfo& ri, const char* what) {
-    // The node's name too: a directory several nodes share must not elect one for all.
-    return std::string(what) + "." + (ri.cluster.empty() ? "" : ri.cluster + ".") + ri.job_id + "." +
-           ri.step_id + "." + std::to_string(ri.restart_count) + "." + ri.node;
-}
-
-// The claims first_on_node() won, removed when the launcher is done with
-// them (release_node_claims): a rank of the node that comes later finds the
-// cause already recorded or re-reads it, both harmless. The requeue claim
-// stays (a late rank must not requeue the next attempt); stale ones are swept.
-std::vector<std::pair<std::string, std::string>> node_claims;
-
-bool first_on_node(const Options& opt, const RankInfo& ri, const char* what) {
-    std::string dir = node_private_dir(opt.node_state_dir, ri.node, ri.tmpdir);
-    const std::string key = attempt_key(ri, what);
-    if (!claim_leadership(dir, key)) return false;
-    node_claims.emplace_back(dir, key);
-    return true;
-}
-
-void release_node_claims() {
-    for (const auto& [dir, key] : node_claims) release_claim(dir, key);
-    node_claims.clear();
-}
-
-// Phase 6b (launcher/failure/root_cause.hpp): a rank with a cause of its own records
-// it in the job's Comment (the first such rank of its node).
-void record_root_cause(const Options& opt, const RankInfo& ri, const Classification& c, EventLog& log) {
-    if (ri.job_id.empty() || ri.world < 2 || !is_root_cause(c.cls)) return;
-    if (!first_on_node(opt, ri, "cause")) return;
-    const std::string key = cause_key(ri.step_id, ri.restart_count);
-    JobInfo info = query_job(ri.job_id);
-    if (!info.known || find_cause(info.comment, key)) return;
-    std::string comment = merge_cause(info.comment, {failure_class_name(c.cls), ri.node, key});
-    CommandResult u = run_command({"scontrol", "update", "JobId=" + ri.job_id, "Comment=" + comment}, 15);
-    log.write(Event("root_cause").add("class", failure_class_name(c.cls)).add("recorded", u.status == 0));
-}
-
-// Phase 6c: a peer_lost rank defers to the root cause recorded within
-// --peer-wait; none: node_fault. Returns nullopt when this rank leaves the
-// decision to another (the cause's own rank, or its node's first peer_lost rank).
-std::optional<Classification> resolve_peer_loss(const Options& opt, const RankInfo& ri, const Classification& c,
-                                                EventLog& log) {
-    if (ri.job_id.empty()) {
-        Classification n = c;
-        n.cls = FailureClass::NodeFault;
-        return n;
-    }
-    if (!first_on_node(opt, ri, "peer")) {
-        log.write(Event("requeue_decision").add("action", "left_to_leader").add("message", "another rank of this node waits for the root cause"));
-        return std::nullopt;
-    }
-    const std::string key = cause_key(ri.step_id, ri.restart_count);
-    const auto t0 = std::chrono::steady_clock::now();
-    for (;;) {
-        JobInfo info = query_job(ri.job_id);
-        if (auto r = info.known ? find_cause(info.comment, key) : std::nullopt) {
-            std::string m = "gputopo: rank " + std::to_string(ri.rank) + " on " + ri.node + " lost a peer (" +
-                            c.evidence + "); the root cause decides: " + r->cls + " on " + r->node;
-            say(m);  // once per node: the node's first peer_lost rank
-            log.write(Event("requeue_decision").add("action", "deferred").add("root_cause", r->cls)
-                          .add("root_cause_node", r->node).add("message", m));
-            return std::nullopt;
-        }
-        if (!info.known || (info.state != "RUNNING" && info.state != "COMPLETING" && !info.state.empty())) break;
-        double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (waited >= opt.peer_wait_s) break;
-        usleep(static_cast<useconds_t>(std::min(1.0, opt.peer_wait_s - waited) * 1e6));
-    }
-    Classification n = c;
-    n.cls = FailureClass::NodeFault;
-    n.local = false;
-    n.evidence = "a peer was lost and no rank recorded a cause within " + format_duration(opt.peer_wait_s) +
-                 " (a node or its launcher died): " + c.evidence;
-    say("gputopo: rank " + std::to_string(ri.rank) + " on " + ri.node + ": node_fault: " + n.evidence);
-    log.write(Event("failure").add("class", "node_fault").add("evidence", n.evidence).add("local", false));
-    return n;
-}
-
-// SIGTERM because the step is torn down after another rank's failure (srun
-// ends the step, or the job was requeued) is not a preemption: the recorded
-// root cause of this attempt, when there is one (asked by the node's first
-// such rank only: a real preemption of many ranks stays one query per node).
-std::optional<CauseRecord> teardown_cause(const Options& opt, const RankInfo& ri) {
-    if (ri.job_id.empty() || ri.world < 2 || !first_on_node(opt, ri, "term")) return std::nullopt;
-    JobInfo info = query_job(ri.job_id);
-    if (!info.known) return std::nullopt;
-    return find_cause(info.comment, cause_key(ri.step_id, ri.restart_count));
-}
-
-// Phase 7: requeue a retryable failure, once per failure across ranks.
-void requeue_if_due(const Options& opt, const RankInfo& ri, const Classification& c, int status, EventLog& log) {
-    const std::string& job_id = ri.job_id;
-    // One leader per failure: only it asks slurmctld, decides and speaks
-    // (10,000 ranks failing at once must not mean 10,000 RPCs).
-    if (!job_id.empty()) {
-        std::string key = (ri.cluster.empty() ? "" : ri.cluster + ".") + job_id + "." + std::to_string(ri.restart_count);
-        std::string local_dir = node_private_dir(opt.node_state_dir, ri.node, ri.tmpdir);
-        bool leader = claim_leadership(local_dir, key) && (opt.state_dir.empty() || claim_leadership(opt.state_dir, key));
-        if (!leader) {
-            log.write(Event("requeue_decision").add("action", "left_to_leader").add("message", "another rank handles this failure"));
-            return;
-        }
-    }
-    JobInfo info = job_id.empty() ? JobInfo{} : query_job(job_id);
-    RequeueInputs rq;
-    rq.in_batch_job = info.known && info.batch;
-    rq.requeue_allowed = info.requeue_allowed;
-    if (rq.in_batch_job && rq.requeue_allowed && !opt.requeue_explicit && retryable(c.cls, opt) && opt.requeue) {
-        const RequeueAsked asked = requeue_asked(job_id, info, real_getenv);
-        rq.requeue_asked = asked.asked;
-        if (!asked.asked) rq.asked_sources = asked.explain();
-        else log.write(Event("requeue_asked").add("by", asked.by));
-    }
-    rq.restart_count = ri.restart_count;
-    rq.node = ri.node;
-    RequeueDecision d = decide_requeue(c, opt, rq);
-    if (d.action != RequeueAction::Requeue) {
-        say(d.message);
-        log.write(Event("requeue_decision").add("action", requeue_action_name(d.action)).add("message", d.message));
-        if (d.action == RequeueAction::BudgetExhausted) log.write(Event("final").add("message", d.message).add("exit_status", status));
-        if (d.action == RequeueAction::BudgetExhausted) settle_final_end(job_id, ri.restart_count, "the restart budget spent", log);
-        return;
-    }
-    RequeueResult rr = perform_requeue(job_id, d);
-    if (!rr.message.empty()) say(rr.message);
-    if (rr.requeued) {
-        say(d.message);
-        Event e("requeue_decision");
-        e.add("action", "requeue").add("message", d.message).add("next_restart", ri.restart_count + 1)
-            .add("max_restarts", opt.max_restarts);
-        if (d.backoff_s > 0) e.add("backoff_s", d.backoff_s);
-        log.write(e);
-        if (!d.exclude_node.empty()) log.write(Event("excluded_node").add("excluded", d.exclude_node));
-    } else if (rr.lost_race) {
-        log.write(Event("requeue_decision").add("action", "left_to_leader").add("message", "the job was already requeued"));
-    } else {
-        log.write(Event("requeue_decision").add("action", "failed").add("message", rr.message));
-    }
-}
-
 // Phase 0: the options; returns an exit status when there is nothing to run.
 std::optional<int> parse_phase(int argc, char** argv, Options& opt) {
     try {
@@ -614,87 +381,121 @@ std::optional<int> parse_phase(int argc, char** argv, Options& opt) {
     return std::nullopt;
 }
 
+// The step-GPU exchange this rank took part in (--gpus-per-task), forgotten
+// when the run is done with it: at the program's end, or on any earlier exit.
+class StepGpusHeld {
+public:
+    StepGpusHeld() = default;
+    StepGpusHeld(const StepGpusHeld&) = delete;
+    StepGpusHeld& operator=(const StepGpusHeld&) = delete;
+    ~StepGpusHeld() { forget(); }
+    void hold(const std::optional<StepGpusExchange>& x) { held_ = x; }
+    void forget() {
+        if (held_) forget_step_gpus(*held_);
+        held_.reset();
+    }
+    void keep() { held_.reset(); }  // left for the other local tasks (--dry-run)
+
+private:
+    std::optional<StepGpusExchange> held_;
+};
+
+// One run of gputopo-launch: it owns what the phases share (the options, the
+// plugin's variable names, the rank, the event log, the prepared environment)
+// and what must be undone (the step-GPU exchange), so every exit path cleans up.
+class LauncherRun {
+public:
+    explicit LauncherRun(Options opt) : opt_(std::move(opt)) {}
+    int run();
+
+private:
+    int run_program();
+
+    Options opt_;
+    std::vector<std::string> plugin_names_;  // plugin_framework_names(), read once
+    std::optional<RankSourceView> rs_;
+    RankInfo ri_;
+    EventLog log_;
+    Prepared p_;
+    StepGpusHeld step_gpus_;
+};
+
+int LauncherRun::run() {
+    // The readers' module the user names (an install outside PREFIX, a
+    // container): loaded into the user's own process only.
+    if (const char* m = secure_getenv(env::kLaunchTopologyModule); m && *m) readers::set_readers_module(m);
+    plugin_names_ = plugin_framework_names(real_getenv);
+    rs_.emplace(rank_source_view(opt_, hiding(real_getenv, plugin_names_)));
+    try {
+        ri_ = rank_info(rs_->getenv);
+    } catch (const ParseError& e) {
+        say(std::string("gputopo: ") + e.what());
+        return 2;
+    }
+    EventContext ectx{ri_.job_id, ri_.step_id, ri_.restart_count, ri_.rank, ri_.node};
+    if (!opt_.log_dir.empty()) {
+        std::string err;
+        if (!log_.open(opt_.log_dir, ectx, err)) say("gputopo: " + err + "; events are not logged");
+    }
+    p_ = prepare(opt_, ri_, *rs_, plugin_names_);
+    step_gpus_.hold(p_.binding.exchange);
+    if (opt_.framework == "jax") {
+        std::string problem = jax_device_problem(ri_.place.local_id, final_value(p_.env, real_getenv, env::kCudaVisibleDevices));
+        if (!problem.empty()) {
+            say("gputopo: " + problem);
+            return 2;
+        }
+    }
+    if (opt_.dry_run) {
+        step_gpus_.keep();
+        return dry_run(opt_, ri_, *rs_, p_);
+    }
+    if (!apply(opt_, ri_, p_, plugin_names_, log_)) {
+        log_.write(Event("end").add("class", "failed").add("evidence", "strict: binding not applied").add("exit_status", 1));
+        return 1;
+    }
+    return run_program();
+}
+
+// The program under the supervisor, then how it ended and what follows.
+int LauncherRun::run_program() {
+    const Options& opt = opt_;
+    const RankInfo& ri = ri_;
+    // The error file the program writes to (a TORCHELASTIC_ERROR_FILE the
+    // user or torchrun set is read too, and only ours is cleared beforehand:
+    // a file from an earlier run is not this run's evidence).
+    const std::string error_file = final_value(p_.env, real_getenv, env::kTorchelasticErrorFile);
+    const bool ours = !error_file.empty() && error_file == resolve_error_file(opt, ri.job_id, ri.rank, ri.restart_count);
+    if (ours) unlink(error_file.c_str());
+
+    SuperviseResult sr;
+    if (!preflight_failed(opt, ri, sr.end)) {
+        sr = supervise_program(opt, ri, log_);
+        if (!sr.started) {
+            say(sr.error);
+            log_.write(Event("end").add("class", "failed").add("evidence", sr.error).add("exit_status", 127));
+            return 127;
+        }
+    }
+    step_gpus_.forget();
+    shield_from_termination();
+    read_error_file(error_file, sr, log_);
+    // Ours is read once, here: it does not outlive the run (a TORCHELASTIC_ERROR_FILE
+    // torchrun or the user set is theirs to keep).
+    if (ours) unlink(error_file.c_str());
+    const int status = exit_status_of(sr.end);
+    const std::optional<Classification> c = decide_end(opt, ri, sr, log_);  // launcher/failure/end_decision.hpp
+    if (!c || c->cls == FailureClass::Success || !retryable(c->cls, opt)) return status;
+    requeue_if_due(opt, ri, *c, status, log_);  // launcher/requeue/requeue_run.hpp
+    return status;
+}
+
 }  // namespace
 
 int launcher_main(int argc, char** argv) {
     Options opt;
     if (auto rc = parse_phase(argc, argv, opt)) return *rc;
-    // The readers' module the user names (an install outside PREFIX, a
-    // container): loaded into the user's own process only.
-    if (const char* m = secure_getenv(env::kLaunchTopologyModule); m && *m) readers::set_readers_module(m);
-    plugin_names = plugin_framework_names(real_getenv);
-    const RankSourceView rs = rank_source_view(opt, hiding(real_getenv, plugin_names));
-    RankInfo ri;
-    try {
-        ri = rank_info(rs.getenv);
-    } catch (const ParseError& e) {
-        say(std::string("gputopo: ") + e.what());
-        return 2;
-    }
-    EventLog log;
-    EventContext ectx{ri.job_id, ri.step_id, ri.restart_count, ri.rank, ri.node};
-    if (!opt.log_dir.empty()) {
-        std::string err;
-        if (!log.open(opt.log_dir, ectx, err)) say("gputopo: " + err + "; events are not logged");
-    }
-    Prepared p = prepare(opt, ri, rs);
-    if (opt.framework == "jax") {
-        std::string problem = jax_device_problem(ri.place.local_id, final_value(p.env, real_getenv, env::kCudaVisibleDevices));
-        if (!problem.empty()) {
-            say("gputopo: " + problem);
-            if (p.binding.exchange) forget_step_gpus(*p.binding.exchange);
-            return 2;
-        }
-    }
-    if (opt.dry_run) return dry_run(opt, ri, rs, p);
-    if (!apply(opt, ri, p, log)) {
-        log.write(Event("end").add("class", "failed").add("evidence", "strict: binding not applied").add("exit_status", 1));
-        if (p.binding.exchange) forget_step_gpus(*p.binding.exchange);
-        return 1;
-    }
-
-    // The error file the program writes to (a TORCHELASTIC_ERROR_FILE the
-    // user or torchrun set is read too, and only ours is cleared beforehand:
-    // a file from an earlier run is not this run's evidence).
-    const std::string error_file = final_value(p.env, real_getenv, env::kTorchelasticErrorFile);
-    if (!error_file.empty() && error_file == resolve_error_file(opt, ri.job_id, ri.rank, ri.restart_count))
-        unlink(error_file.c_str());
-
-    SuperviseResult sr;
-    if (!preflight_failed(opt, ri, sr.end)) {
-        sr = supervise_program(opt, ri, log);
-        if (!sr.started) {
-            say(sr.error);
-            log.write(Event("end").add("class", "failed").add("evidence", sr.error).add("exit_status", 127));
-            if (p.binding.exchange) forget_step_gpus(*p.binding.exchange);
-            return 127;
-        }
-    }
-    if (p.binding.exchange) forget_step_gpus(*p.binding.exchange);
-    shield_from_termination();
-    read_error_file(error_file, sr, log);
-    // Ours is read once, here: it does not outlive the run (a TORCHELASTIC_ERROR_FILE
-    // torchrun or the user set is theirs to keep).
-    if (!error_file.empty() && error_file == resolve_error_file(opt, ri.job_id, ri.rank, ri.restart_count))
-        unlink(error_file.c_str());
-    Classification c = classify_end(opt, ri, sr, log);
-    int status = exit_status_of(sr.end);
-    record_root_cause(opt, ri, c, log);
-    if (c.cls == FailureClass::PeerLost && teardown_deferred) {  // the root cause's rank decides
-        release_node_claims();
-        return status;
-    }
-    if (c.cls == FailureClass::PeerLost) {
-        auto decided = resolve_peer_loss(opt, ri, c, log);
-        release_node_claims();
-        if (!decided) return status;
-        c = *decided;
-    }
-    release_node_claims();
-    if (c.cls == FailureClass::UserError && first_on_node(opt, ri, "final")) settle_final_end(ri.job_id, ri.restart_count, "user_error", log);
-    if (c.cls == FailureClass::Success || !retryable(c.cls, opt)) return status;
-    requeue_if_due(opt, ri, c, status, log);
-    return status;
+    return LauncherRun(std::move(opt)).run();
 }
 
 }  // namespace gputopo::launch

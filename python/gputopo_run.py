@@ -220,7 +220,7 @@ def restart_count():
     return int(value) if value.isdigit() else 0
 
 
-# ---- Checkpoint replica peers (gputopo run; launcher/job/replica_peers.hpp) ----
+# ---- Checkpoint replica peers (gputopo run; run/replica_peers.hpp) ----
 #
 # `gputopo run` gives every node of the step a peer in another failure domain
 # (island, or power domain) that keeps a copy of its checkpoint shard, and

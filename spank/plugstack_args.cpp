@@ -78,6 +78,15 @@ LiveSources live_sources(const PluginConfig& config) {
     return s;
 }
 
+step::NodeSource node_source(const PluginConfig& config) {
+    step::NodeSource s;
+    s.topology = config.topology;
+    s.cache_dir = config.cache_dir;
+    s.live = live_sources(config);
+    s.nic_policy = config.nic_policy;
+    return s;
+}
+
 std::vector<std::string> plugstack_keys() {
     std::vector<std::string> v;
     for (const auto& k : kKeys) v.push_back(k.name);

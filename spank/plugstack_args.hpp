@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "step/node_read.hpp"
 #include "step/option_parser.hpp"
 #include "topo/sources/nic_policy.hpp"
 #include "topo/sources/source_merge.hpp"
@@ -52,6 +53,11 @@ struct PluginConfig {
 
 // What live discovery reads on this node, as the administrator configured it.
 LiveSources live_sources(const PluginConfig& config);
+
+// Where this node's topology comes from, as the administrator configured it
+// (topology=, cache=, nvml=, nvml_timeout=, nic_include=/nic_exclude=): what the
+// plugin and gputopo-launch pass to step::read_step_node.
+step::NodeSource node_source(const PluginConfig& config);
 
 // argv as Slurm passes it (the words after the plugin path).
 PluginConfig parse_plugstack_args(const std::vector<std::string>& argv);

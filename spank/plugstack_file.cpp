@@ -1,6 +1,9 @@
 #include "spank/plugstack_file.hpp"
 
 #include <glob.h>
+#include <sys/stat.h>
+
+#include <cerrno>
 
 #include <sstream>
 
@@ -57,6 +60,18 @@ struct Reader {
 std::optional<std::vector<std::string>> gputopo_plugstack_args(const std::string& plugstack_conf) {
     Reader r;
     return r.read(plugstack_conf, 0);
+}
+
+std::optional<PluginConfig> site_plugin_config(const std::string& plugstack_conf) {
+    struct stat sb {};
+    if (::stat(plugstack_conf.c_str(), &sb) != 0 && errno == ENOENT) return std::nullopt;
+    const auto words = gputopo_plugstack_args(plugstack_conf);
+    if (!words) return std::nullopt;
+    try {
+        return parse_plugstack_args(*words);
+    } catch (const ParseError& e) {
+        throw TopologyError(plugstack_conf + ": " + e.what());
+    }
 }
 
 }  // namespace gputopo::spank

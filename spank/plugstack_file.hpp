@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "spank/plugstack_args.hpp"
+
 namespace gputopo::spank {
 
 inline constexpr int kMaxIncludes = 256;
@@ -18,5 +20,12 @@ inline constexpr int kMaxIncludeDepth = 4;
 // "gputopo.so"); nullopt when no line loads it. Throws TopologyError naming a file that
 // cannot be read.
 std::optional<std::vector<std::string>> gputopo_plugstack_args(const std::string& plugstack_conf);
+
+// The site's configuration of the plugin as the tools on a node see it
+// (gputopo-launch's node read): the gputopo.so line of `plugstack_conf`,
+// parsed; nullopt when there is no such file or no such line. Throws
+// TopologyError naming the file when it cannot be read or its arguments are
+// wrong (parse_plugstack_args's message).
+std::optional<PluginConfig> site_plugin_config(const std::string& plugstack_conf);
 
 }  // namespace gputopo::spank

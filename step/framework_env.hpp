@@ -118,10 +118,6 @@ struct MasterAddr {
 MasterAddr resolve_master_addr(const std::string& first_node, const CommandRunner& run, double timeout_s = 5,
                                const std::string& slurm_conf = "");
 
-// A runner for CommandRunner: fork/exec with stdin /dev/null, stdout+stderr
-// captured (at most 1 MiB), SIGKILL after timeout_s. `blocked`: signals the
-// child starts with blocked (nullptr: none).
-std::pair<int, std::string> run_bounded(const std::vector<std::string>& argv, double timeout_s,
-                                        const void* blocked_sigset = nullptr);
+// A runner for CommandRunner: step/run_bounded.hpp.
 
 }  // namespace gputopo::step

@@ -16,17 +16,8 @@
 #include "topo/core/strings.hpp"
 #include "topo/fabric/rank_order.hpp"
 #include "topo/fabric/slurm_islands.hpp"
-#include "topo/sources/nic_policy.hpp"
-#include "topo/sources/node_refine.hpp"
-#include "topo/sources/source_merge.hpp"
-#include "topo/sources/topology_loader.hpp"
 
 namespace gputopo::launch {
-
-Node load_node(const std::string& path) {
-    if (path.empty()) return discover_live();
-    return load_topology_file(path);
-}
 
 namespace {
 
@@ -204,31 +195,6 @@ step::TaskAction binding_for(const Node& node, const step::Options& opt, const G
         task = 0;
     }
     return step::StepBinding(setup, node).task(task, task_env, &affinity, openable);
-}
-
-NodeOnce::NodeOnce(const std::string& pattern, const std::string& node_name, const std::string& host,
-                   NicPolicy policy)
-    : policy_(std::move(policy)) {
-    try {
-        if (!pattern.empty()) path_ = step::expand_path(pattern, node_name, host);
-    } catch (const std::exception& e) {
-        error_ = std::string("--topology: ") + e.what();
-        tried_ = true;
-    }
-}
-
-const Node& NodeOnce::get() {
-    if (!tried_) {
-        tried_ = true;
-        try {
-            node_ = load_node(path_);
-            finish_step_node(*node_, !path_.empty(), policy_);  // as the plugin: sysfs names, the site's NIC lists
-        } catch (const std::exception& e) {
-            error_ = e.what();
-        }
-    }
-    if (!node_) throw TopologyError(error_);
-    return *node_;
 }
 
 LaunchBinding compute_binding(const Options& o, const Getenv& task_env, const TaskPlace& place, NodeOnce& node,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "launcher/options/options.hpp"
+#include "launcher/env/node_read.hpp"
 #include "launcher/env/step_gpus.hpp"
 #include "step/step_binding.hpp"
 #include "topo/core/cpuset.hpp"
@@ -73,28 +74,6 @@ std::optional<std::vector<int>> constrained_step_gpus(const Getenv& task_env, co
 // The step's environment for a task in its own device cgroup: SLURM_STEP_GPUS
 // the step's physical GPUs, CUDA/ROCR_VISIBLE_DEVICES numbered 0..n-1 over them.
 step::Getenv constrained_step_environment(const Getenv& task_env, const std::vector<int>& step_gpus);
-
-// The node from `path` ("" = this machine). In gputopo-launch the readers are
-// gputopo-readers.so, loaded only here (readers/readers.hpp). Throws TopologyError.
-Node load_node(const std::string& path);
-
-// The node's topology for this launcher, read at most once (the binding and
-// --nccl-topo-file share it): --topology expanded once (%n node, %h host),
-// "" = live discovery (discover_live; readers from gputopo-readers.so).
-class NodeOnce {
-public:
-    NodeOnce(const std::string& pattern, const std::string& node_name, const std::string& host,
-             NicPolicy policy = {});
-    const Node& get();                    // throws TopologyError / ParseError (the same one each call)
-    const std::string& path() const { return path_; }
-
-private:
-    std::string path_;
-    NicPolicy policy_;
-    std::string error_;
-    bool tried_ = false;
-    std::optional<Node> node_;
-};
 
 struct LaunchBinding {
     bool bound = false;

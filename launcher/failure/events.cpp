@@ -96,7 +96,7 @@ bool EventLog::open(const std::string& dir, const EventContext& ctx, std::string
         return false;
     }
     std::string job = ctx.job_id.empty() ? "nojob" : ctx.job_id;
-    // rank -1: the job-level supervisor of `gputopo run` (launcher/job/).
+    // rank -1: the job-level supervisor of `gputopo run` (run/).
     path_ = dir + "/gputopo-launch." + job + "." + (ctx.rank < 0 ? std::string("job") : std::to_string(ctx.rank)) + ".jsonl";
     // Never through a link, never a FIFO or device, never another user's file: the
     // directory may be one others can write (a shared working directory).

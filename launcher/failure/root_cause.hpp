@@ -16,21 +16,16 @@
 //     its launcher died: node_fault, retryable (a killed node).
 //  3. Every other peer_lost rank of the node exits without deciding.
 // Records of earlier attempts or steps are dropped when a new one is written.
-// Pure parsing here; run.cpp does the reads and writes (bounded scontrol).
+// Pure here; run.cpp does the reads and writes (bounded scontrol).
 #pragma once
 
 #include <optional>
 #include <string>
 
 #include "launcher/failure/classify.hpp"
+#include "launcher/state/job_comment.hpp"
 
 namespace gputopo::launch {
-
-struct CauseRecord {
-    std::string cls;   // failure_class_name()
-    std::string node;
-    std::string key;   // "STEP.RESTART"
-};
 
 // The classes that are a rank's own cause (recorded).
 bool is_root_cause(FailureClass c);
@@ -38,12 +33,7 @@ FailureClass failure_class_from_name(const std::string& name);  // Failed when u
 
 std::string cause_key(const std::string& step_id, int restart_count);
 
-// The first record with `key` in the comment.
-std::optional<CauseRecord> find_cause(const std::string& comment, const std::string& key);
-
-// The comment with `r` appended and every record of another key removed (the
-// rest of the comment kept); unchanged when a record with r.key is there.
-std::string merge_cause(const std::string& comment, const CauseRecord& r);
+// The record itself (CauseRecord, find_cause, merge_cause): launcher/state/job_comment.hpp.
 
 // sbatch --requeue, as the shipped job_submit.lua records it in the Comment
 // ("gputopo:requeue=asked"), or a Requeue=1 job on a cluster whose

@@ -77,60 +77,6 @@ RequeueDecision decide_requeue(const Classification& c, const Options& o, const 
     return d;
 }
 
-namespace {
-const char* kTag = "gputopo:exclude=";
-
-// Where each "gputopo:exclude=..." record in the comment starts and ends (a
-// record runs to the next white space). Every one counts: a comment can hold
-// several (a user's copy, an older launcher's), and none may be lost.
-std::vector<std::pair<size_t, size_t>> record_spans(const std::string& comment) {
-    std::vector<std::pair<size_t, size_t>> out;
-    size_t pos = 0;
-    while ((pos = comment.find(kTag, pos)) != std::string::npos) {
-        size_t end = comment.find_first_of(" \t\r\n", pos);
-        if (end == std::string::npos) end = comment.size();
-        out.emplace_back(pos, end);
-        pos = end;
-    }
-    return out;
-}
-}  // namespace
-
-ExclusionRecord parse_exclusion_record(const std::string& comment) {
-    ExclusionRecord r;
-    for (const auto& span : record_spans(comment)) {
-        for (const auto& part : split_nonempty(comment.substr(span.first, span.second - span.first), ';')) {
-            if (part.rfind(kTag, 0) == 0) {
-                for (const auto& n : split_nonempty(part.substr(std::string(kTag).size()), ','))
-                    if (std::find(r.nodes.begin(), r.nodes.end(), n) == r.nodes.end()) r.nodes.push_back(n);
-            } else if (part.rfind("backoff=", 0) == 0) {
-                char* end = nullptr;
-                double v = std::strtod(part.c_str() + 8, &end);
-                if (end && *end == '\0' && std::isfinite(v) && v > 0) r.backoff_s = v;
-            }
-        }
-    }
-    return r;
-}
-
-std::string merge_exclusion_record(const std::string& comment, const std::string& node, double backoff_s) {
-    ExclusionRecord r = parse_exclusion_record(comment);
-    if (!node.empty() && std::find(r.nodes.begin(), r.nodes.end(), node) == r.nodes.end()) r.nodes.push_back(node);
-    // The comment without any old record, then one record with all nodes.
-    std::string rest = comment;
-    auto spans = record_spans(comment);
-    for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
-        size_t end = it->second;
-        if (end < rest.size() && rest[end] == ' ') ++end;
-        rest.erase(it->first, end - it->first);
-    }
-    while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.back()))) rest.pop_back();
-    std::string rec = kTag;
-    for (size_t i = 0; i < r.nodes.size(); ++i) rec += (i ? "," : "") + r.nodes[i];
-    if (backoff_s > 0) rec += ";backoff=" + std::to_string(static_cast<long long>(std::llround(std::min(backoff_s, 1e9))));
-    return rest.empty() ? rec : rest + " " + rec;
-}
-
 RequeueResult perform_requeue(const std::string& job_id, const RequeueDecision& d) {
     RequeueResult res;
     if (d.restart_count >= 0 && requeued_since(query_job(job_id), d.restart_count)) {

@@ -27,6 +27,7 @@
 
 #include "launcher/failure/classify.hpp"
 #include "launcher/options/options.hpp"
+#include "launcher/state/job_comment.hpp"
 #include "launcher/state/node_state.hpp"
 
 namespace gputopo::launch {
@@ -56,16 +57,8 @@ bool retryable(FailureClass cls, const Options& o);
 // Pure.
 RequeueDecision decide_requeue(const Classification& c, const Options& o, const RequeueInputs& in);
 
-// The Comment record. parse: the nodes of every record in the comment (a
-// comment can hold more than one), the last valid back-off. merge: one record
-// with those nodes plus `node` (if not there) and backoff (0: none), in place
-// of all old ones, keeping the rest of the comment.
-struct ExclusionRecord {
-    std::vector<std::string> nodes;
-    double backoff_s = 0;
-};
-ExclusionRecord parse_exclusion_record(const std::string& comment);
-std::string merge_exclusion_record(const std::string& comment, const std::string& node, double backoff_s);
+// The Comment record (gputopo:exclude=): launcher/state/job_comment.hpp
+// parse_exclusion_record, merge_exclusion_record.
 
 struct RequeueResult {
     bool requeued = false;

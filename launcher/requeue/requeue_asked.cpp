@@ -118,7 +118,7 @@ RequeueAsked requeue_asked(const std::string& job_id, const JobInfo& info, const
         return r;
     }
     // 1. The Comment (gputopo's job_submit.lua), or JobRequeue=0.
-    if (info.comment.find("gputopo:requeue=asked") != std::string::npos)
+    if (comment_asks_requeue(info.comment))
         return decide(true, "the job's Comment (gputopo:requeue=asked, from gputopo's job_submit.lua)");
     if (job_asked_requeue(info.comment, true, job_requeue_conf))
         return decide(true, "Requeue=1 on a cluster whose JobRequeue=0");

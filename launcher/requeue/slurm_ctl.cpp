@@ -15,6 +15,7 @@
 
 #include "launcher/child/child.hpp"
 #include "step/framework_env.hpp"
+#include "step/run_bounded.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/files.hpp"
 

@@ -29,20 +29,20 @@ extern "C" {
 
 #include "spank/framework_task.hpp"
 #include "spank/glue/state.hpp"
-#include "spank/topology_cache.hpp"
+#include "step/topology_cache.hpp"
 #include "step/apply.hpp"
 #include "step/device_probe.hpp"
 #include "step/device_scope.hpp"
-#include "step/layout_rank.hpp"
-#include "step/slurm_rank_order.hpp"
 #include "step/step_binding.hpp"
+#include "step/task_ranks.hpp"
+#include "step/node_read.hpp"
 #include "step/topology_path.hpp"
+#include "step/run_bounded.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/core/host.hpp"
 #include "topo/fabric/island_sources.hpp"
 #include "topo/fabric/slurm_islands.hpp"
-#include "topo/fabric/step_islands.hpp"
 #include "topo/mnnvl.hpp"
 #include "topo/sources/nic_policy.hpp"
 #include "topo/sources/node_refine.hpp"
@@ -79,14 +79,12 @@ struct StepdState {
     double root_read_us = 0;              // time init_post_opt spent reading the snapshot
     double plan_us = 0;                   // time user_init spent (read + plan)
     int local_tasks = 0;
-    std::optional<IslandMap> islands;     // islands= and/or Slurm's topology (mode island), loaded once per node
-    std::string islands_from;             // the island sources, for verbose
-    std::string islands_problem;          // why there are no island variables ("" when fine)
+    // Island and layout ranks (step/task_ranks.hpp), once per node: the island
+    // map, Slurm's rank order (GROUP_RANK, the node of rank 0) and whether
+    // island mode keeps Slurm's ranks.
+    step::StepRanks ranks;
     std::string master_addr;              // MASTER_ADDR for the framework variables (resolved once per node)
     std::string master_addr_warning;      // why it may not work ("" fine)
-    long node_rank = -1;                  // this node's place in Slurm's rank order (GROUP_RANK), -1 unknown
-    std::string rank0_node;               // the node that holds Slurm's rank 0, "" unknown
-    bool keep_slurm_ranks = false;        // island mode: Slurm's order is island by island already
 };
 
 StepdState& stepd() {
@@ -164,33 +162,15 @@ std::string step_node_name(spank_t sp) {
     return step::slurm_node_name(job_env(sp), static_cast<int>(node_id), host_name());
 }
 
-// cache= as configured, or "" when the directory is there but refused
-// (a symbolic link, not root's, writable by others): one line in slurmd's log,
-// and the step reads its topology without the cache instead of running unbound.
-std::string usable_cache_dir(const std::string& dir) {
-    struct stat sb {};
-    if (dir.empty() || (lstat(dir.c_str(), &sb) != 0 && errno == ENOENT)) return dir;  // refresh_cache creates it
-    try {
-        check_cache_dir(dir);
-        return dir;
-    } catch (const std::exception& e) {
-        slurm_error("gputopo: %s; reading the topology without the cache", e.what());
-        return "";
-    }
-}
-
-Node read_topology(const StepdState& st) {
-    const PluginConfig& c = shared().config;
-    const std::string cache = usable_cache_dir(c.cache_dir);
-    if (!c.topology.empty())
-        return load_topology_via_snapshot(step::expand_path(c.topology, st.node_name, host_name()), cache);
-    if (!cache.empty()) {
-        std::string unwritten;
-        Node node = load_cached_topology(cache, host_name(), live_sources(c), &unwritten);
-        if (!unwritten.empty()) warn_cache_unwritable(unwritten);
-        return node;
-    }
-    return discover_live(live_sources(c));
+// This node for this step, read the one way (step/node_read.hpp) from the
+// site's plugstack.conf arguments: a refused cache directory is one line in
+// slurmd's log (the node is read without it), an unwritable one a warning.
+Node read_topology(const std::string& node_name) {
+    step::NodeRead r = step::read_step_node(node_source(shared().config), node_name, host_name());
+    if (!r.cache_refused.empty())
+        slurm_error("gputopo: %s; reading the topology without the cache", r.cache_refused.c_str());
+    if (!r.cache_unwritten.empty()) warn_cache_unwritable(r.cache_unwritten);
+    return std::move(r.node);
 }
 
 // Slurm ignores a failing `optional` plugin, so `strict` ends the task itself:
@@ -227,9 +207,9 @@ void prepare_tasks(spank_t sp, StepdState& st) {
     }
 }
 
-// Slurm's rank order as this node sees it (step/slurm_rank_order.hpp): the
-// lowest rank it holds, and on 26.05+ builds Slurm's topology for its order.
-step::SlurmNodeOrder slurm_order(spank_t sp, std::optional<IslandMap>& topology) {
+// Slurm's rank order as this node sees it (step/task_ranks.hpp slurm_order):
+// from the lowest rank it holds; unknown when slurmstepd does not say.
+step::SlurmOrder slurm_order(spank_t sp) {
     uint32_t node_id = 0, first_rank = 0;
     if (spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, 0U, &first_rank) != ESPANK_SUCCESS)
@@ -239,30 +219,24 @@ step::SlurmNodeOrder slurm_order(spank_t sp, std::optional<IslandMap>& topology)
     const step::Getenv env = [base, id](const std::string& n) -> std::optional<std::string> {
         return n == env::kSlurmNodeid ? std::optional<std::string>(id) : base(n);
     };
-    if (step::built_topology_order()) {
-        try {
-            topology = load_step_islands("", slurm_config_dir(process_getenv)).map;
-        } catch (const std::exception&) {
-        }
+    try {
+        return step::slurm_order(env, first_rank, slurm_config_dir(process_getenv));
+    } catch (const std::exception&) {  // unknown: the node list's first node, ranks from the task's own
+        return {};
     }
-    return step::step_node_order(env, first_rank, topology ? &*topology : nullptr, true);
 }
 
-// Slurm's rank order on this node, once per step (after the islands): the node
-// of rank 0, this node's place, and whether island mode keeps Slurm's ranks.
-void find_slurm_order(spank_t sp, StepdState& st) {
-    try {
-        std::optional<IslandMap> topology;
-        const step::SlurmNodeOrder o = slurm_order(sp, topology);
-        st.node_rank = o.node_rank;
-        st.rank0_node = o.rank0_node;
-        st.keep_slurm_ranks = st.effective.mode == Mode::Island && st.effective.layout.empty() && st.islands &&
-                              topology && step::slurm_order_keeps_islands(job_env(sp), o, *topology, *st.islands);
-    } catch (const std::exception&) {  // unknown: the node list's first node, ranks from the task's own
-        st.node_rank = -1;
-        st.rank0_node.clear();
-        st.keep_slurm_ranks = false;
+// The island map, Slurm's rank order and the keep-Slurm's-ranks decision,
+// once per step (step/task_ranks.hpp step_ranks).
+void find_ranks(spank_t sp, StepdState& st) {
+    step::RanksRequest req;
+    req.islands = st.effective.mode == Mode::Island;
+    if (req.islands) {
+        req.islands_conf = shared().config.islands;
+        req.layout = {st.effective.layout, st.effective.nvlink_domain.empty() ? "node" : st.effective.nvlink_domain, ""};
     }
+    req.slurm_dir = slurm_config_dir(process_getenv);
+    st.ranks = step::step_ranks(req, job_env(sp), slurm_order(sp));
 }
 
 // MASTER_ADDR for the framework variables, once per node (bounded: getaddrinfo,
@@ -273,8 +247,10 @@ void resolve_master(spank_t sp, StepdState& st) {
     if (!st.effective.framework) return;
     try {
         std::string rank0 = step::step_first_node(job_env(sp));
-        if ((st.effective.mode != Mode::Island || st.keep_slurm_ranks) && !st.rank0_node.empty())
-            rank0 = st.rank0_node;
+        const step::SlurmNodeOrder& order = st.ranks.slurm.order;
+        if ((st.effective.mode != Mode::Island || st.ranks.kept == step::KeptRanks::TopologyOrder) &&
+            !order.rank0_node.empty())
+            rank0 = order.rank0_node;
         step::MasterAddr m = step::resolve_master_addr(
             rank0,
             [](const std::vector<std::string>& argv, double timeout_s) { return step::run_bounded(argv, timeout_s); },
@@ -305,103 +281,60 @@ void plan_node(spank_t sp, StepdState& st) {
         setup.per_task_rule = step::built_per_task_rule();
         Node node;
         if (st.root_read_node && st.root_read_for == st.node_name) node = std::move(*st.root_read_node);
-        else node = read_topology(st);
+        else node = read_topology(st.node_name);
         st.root_read_node.reset();
-        finish_step_node(node, !shared().config.topology.empty(), shared().config.nic_policy);
         st.binding.emplace(setup, std::move(node));
         st.phase = StepdState::Phase::Bound;
     } catch (const std::exception& e) {
         become_unbound(st, e.what());
-        find_slurm_order(sp, st);  // the tasks still get the framework variables
+        st.ranks.slurm = slurm_order(sp);  // the tasks still get the framework variables
         resolve_master(sp, st);
         return;
     }
     prepare_tasks(sp, st);
-    const PluginConfig& c = shared().config;
-    if (st.effective.mode == Mode::Island) {
-        try {  // islands= and/or Slurm's own topology (topo/fabric/slurm_islands.hpp)
-            StepIslandMap m = load_step_islands(c.islands, slurm_config_dir(process_getenv));
-            // a layout places ranks even without islands (each node its own)
-            if (m.sources != "none" || !st.effective.layout.empty()) st.islands = std::move(m.map);
-            st.islands_from = m.sources;
-        } catch (const std::exception& e) {
-            st.islands_problem = e.what();
-        }
-    }
-    find_slurm_order(sp, st);
+    find_ranks(sp, st);
     resolve_master(sp, st);
 }
 
 void say(const std::string& line) { std::fprintf(stderr, "gputopo: %s\n", line.c_str()); }
 
-// Islands across nodes (islands=, mode island): our GPUTOPO_ISLAND (the
-// cross-node island) replaces the intra-node island id.
-// --gpu-topo=island,tp=..: GPUTOPO_RANK (and GPUTOPO_NODE_RANK) from the
-// layout placement replace the island order's (step/layout_rank.hpp, the
-// launcher's --layout path); RANK, ROLE_RANK, GROUP_RANK, NODE_RANK follow them
-// in framework_for_task. A layout that does not fit the step: RANK stays SLURM_PROCID.
-void add_layout_rank(spank_t sp, const StepdState& st, int task, step::TaskAction& a) {
-    step::LayoutTaskRank r = step::layout_task_rank(*st.islands, st.node_name, st.binding->plan(), task, job_env(sp),
-                                                    {st.effective.layout,
-                                                     st.effective.nvlink_domain.empty() ? "node" : st.effective.nvlink_domain,
-                                                     ""});
-    a.set.erase(std::remove_if(a.set.begin(), a.set.end(),
-                               [](const EnvVar& v) { return v.name == env::kRank || v.name == env::kNodeRankIsland; }),
-                a.set.end());
-    if (!r.rank.empty()) {
-        for (auto& v : r.env) a.set.push_back(v);
-        a.verbose_line += " layout_rank=" + r.rank + "/" + r.world;
-        if (!r.warning.empty()) say(st.node_name + ": " + r.warning);  // the task of rank 0 only
+// Island and layout ranks (step/task_ranks.hpp task_ranks, the launcher's
+// path too): islands across nodes (islands=, mode island): our GPUTOPO_ISLAND
+// (the cross-node island) replaces the intra-node island id;
+// --gpu-topo=island,tp=..: GPUTOPO_RANK (and GPUTOPO_NODE_RANK) from the layout
+// placement replace the island order's; RANK, ROLE_RANK, GROUP_RANK, NODE_RANK
+// follow them in framework_for_task. Said here: a layout that does not fit the
+// step (RANK stays SLURM_PROCID), Slurm's ranks kept, islands that cannot be
+// read (no island variables); `strict` fails the task on a problem.
+void add_ranks(spank_t sp, const StepdState& st, int task, step::TaskAction& a) {
+    const step::StepRanks& r = st.ranks;
+    if (!r.islands && r.problem.empty()) return;
+    const step::TaskRanks t =
+        step::task_ranks(r, st.node_name, st.binding->plan(), task, job_env(sp), &st.binding->node());
+    const bool strict = st.effective.strict;
+    if (!t.problem.empty()) {
+        if (task == 0 || strict)
+            say(st.node_name + ": islands: " + t.problem + (strict ? " (strict: the step fails)" : "; no island variables"));
+        if (strict) fail_task();
         return;
     }
-    const bool strict = st.effective.strict;
-    if (task == 0 || strict)
-        say(st.node_name + ": " + r.problem + (strict ? " (strict: the step fails)" : "; RANK stays SLURM_PROCID"));
-    if (strict) fail_task();
-}
-
-// Slurm already places the step's tasks island by island (26.05's topology
-// order over the same islands): GPUTOPO_RANK stays SLURM_PROCID and
-// GPUTOPO_NODE_RANK the node's place in Slurm's order, so RANK, GROUP_RANK and
-// PMI agree; said once.
-void keep_slurm_ranks(spank_t sp, const StepdState& st, int task, step::TaskAction& a) {
-    const std::optional<std::string> procid = job_getenv(sp, env::kSlurmProcid);
-    if (!procid || st.node_rank < 0) return;
-    for (EnvVar& v : a.set) {
-        if (v.name == env::kRank) v.value = *procid;
-        if (v.name == env::kNodeRankIsland) v.value = std::to_string(st.node_rank);
+    for (const auto& v : t.set) a.set.push_back(v);
+    a.verbose_line += t.verbose;
+    if (!t.warning.empty() && task == 0) say(t.warning);
+    if (!r.request.layout.layout.empty()) {
+        if (!t.layout.rank.empty()) {
+            if (!t.layout.warning.empty()) say(st.node_name + ": " + t.layout.warning);  // the task of rank 0 only
+            return;
+        }
+        if (task == 0 || strict)
+            say(st.node_name + ": " + t.layout.problem +
+                (strict ? " (strict: the step fails)" : "; RANK stays SLURM_PROCID"));
+        if (strict) fail_task();
+        return;
     }
-    a.verbose_line += " (Slurm's ranks)";
-    if (task == 0)
+    if (t.slurm_ranks && task == 0)
         say(st.node_name + ": islands: Slurm already places this step's tasks island by island (topology order): "
                            "RANK stays SLURM_PROCID");
-}
-
-void add_islands(spank_t sp, const StepdState& st, int task, step::TaskAction& a) {
-    if (!st.islands && st.islands_problem.empty()) return;
-    std::string problem = st.islands_problem;
-    if (st.islands && st.islands_from == "none") {
-        add_layout_rank(sp, st, task, a);  // a layout without island sources: no island variables
-        return;
-    }
-    if (st.islands) {
-        try {
-            TaskIslands ti = task_islands(*st.islands, st.node_name, st.binding->plan(), task, job_env(sp),
-                                          &st.binding->node());
-            for (auto& v : ti.set) a.set.push_back(v);
-            a.verbose_line += ti.verbose;
-            if (!ti.warning.empty() && task == 0) say(ti.warning);
-        } catch (const std::exception& e) {
-            problem = e.what();
-        }
-        if (problem.empty() && !st.effective.layout.empty()) add_layout_rank(sp, st, task, a);
-        if (problem.empty() && st.keep_slurm_ranks) keep_slurm_ranks(sp, st, task, a);
-    }
-    if (problem.empty()) return;
-    const bool strict = st.effective.strict;
-    if (task == 0 || strict)
-        say(st.node_name + ": islands: " + problem + (strict ? " (strict: the step fails)" : "; no island variables"));
-    if (strict) fail_task();
 }
 
 // Once per node (global task 0 / local task 0): a step without GPUs here, and
@@ -492,7 +425,7 @@ std::optional<int> openable_gpus(const StepdState& st) {
 const TaskWork& task_work(spank_t sp, const StepdState& st, int task, TaskWork& made) {
     const bool ready =
         task >= 0 && static_cast<size_t>(task) < st.prepared.size() && !own_device_scope(sp, st);
-    const bool islands = st.islands || !st.islands_problem.empty();
+    const bool islands = st.ranks.islands || !st.ranks.problem.empty();
     if (ready && !islands) return st.prepared[static_cast<size_t>(task)];
     if (ready) {
         made = st.prepared[static_cast<size_t>(task)];
@@ -501,7 +434,7 @@ const TaskWork& task_work(spank_t sp, const StepdState& st, int task, TaskWork& 
         made.action = st.binding->task(task, job_env(sp), &affinity, openable_gpus(st));
         made.apply = step::prepare_apply(made.action);
     }
-    add_islands(sp, st, task, made.action);
+    add_ranks(sp, st, task, made.action);
     return made;
 }
 
@@ -518,7 +451,7 @@ void set_cpu_bind_vars(spank_t sp, const step::TaskAction& a) {
 void set_framework_env(spank_t sp, const StepdState& st, int task, const step::TaskAction& a) {
     if (!st.effective.framework) return;
     const bool users_addr = job_getenv(sp, env::kMasterAddr).has_value();
-    FrameworkTask f = framework_for_task(job_env(sp), a.set, st.master_addr, st.node_rank);
+    FrameworkTask f = framework_for_task(job_env(sp), a.set, st.master_addr, st.ranks.slurm.order.node_rank);
     for (const auto& v : f.set) spank_setenv(sp, v.name.c_str(), v.value.c_str(), 1);
     if (!f.warning.empty()) say(st.node_name + ": " + f.warning);
     if (task == 0 && !users_addr && !st.master_addr_warning.empty()) say(st.node_name + ": " + st.master_addr_warning);
@@ -551,7 +484,7 @@ void bind_task(spank_t sp, const StepdState& st, int task) {
     const bool failed = !failure.empty();
     const bool strict = st.effective.strict;
     if (st.effective.verbose) {
-        if (task == 0 && st.islands) say(st.node_name + ": islands from " + st.islands_from);
+        if (task == 0 && st.ranks.islands) say(st.node_name + ": islands from " + st.ranks.islands_from);
         for (const auto& n : a.notes) say(n);
         std::string line = a.verbose_line;
         if (why != a.skip_reason) line += " (" + why + ")";
@@ -581,6 +514,7 @@ int remote_init_post_opt(spank_t sp, int, char**) {
         if (sc.config.topology.empty()) {
             // slurmd_context.cpp; a node it could not write to the cache is user_init's.
             if (std::optional<Node> node = refresh_stale_cache()) {
+                finish_step_node(*node, false, sc.config.nic_policy);  // as step::read_step_node finishes a cache's node
                 st.root_read_node = std::move(node);
                 st.root_read_for = step_node_name(sp);
             }
@@ -588,8 +522,7 @@ int remote_init_post_opt(spank_t sp, int, char**) {
         }
         const auto t0 = std::chrono::steady_clock::now();
         const std::string node = trusted_node_name();
-        st.root_read_node = load_topology_via_snapshot(step::expand_path(sc.config.topology, node, host_name()),
-                                                       usable_cache_dir(sc.config.cache_dir));
+        st.root_read_node = read_topology(node);
         st.root_read_for = node;
         st.root_read_us = micros_since(t0);
     } catch (const std::exception&) {

@@ -1,5 +1,5 @@
 // slurmd (and slurmstepd as root): with cache= and no topology=, live
-// discovery is cached once per node (spank/topology_cache.hpp) and redone
+// discovery is cached once per node (step/topology_cache.hpp) and redone
 // when the cache is stale (another boot, another NVIDIA driver).
 extern "C" {
 #include <slurm/spank.h>
@@ -8,7 +8,7 @@ extern "C" {
 #include <exception>
 
 #include "spank/glue/state.hpp"
-#include "spank/topology_cache.hpp"
+#include "step/topology_cache.hpp"
 #include "topo/core/host.hpp"
 
 namespace gputopo::spank {
@@ -17,9 +17,9 @@ std::optional<Node> refresh_stale_cache() {
     const SharedConfig& sc = shared();
     if (!sc.config_ok || sc.config.cache_dir.empty() || !sc.config.topology.empty()) return std::nullopt;
     const std::string host = host_name();
-    if (cache_fresh(sc.config.cache_dir, host, current_stamp())) return std::nullopt;
+    if (step::cache_fresh(sc.config.cache_dir, host, step::current_stamp())) return std::nullopt;
     std::string why;
-    Node node = refresh_cache(sc.config.cache_dir, host, live_sources(sc.config), &why);
+    Node node = step::refresh_cache(sc.config.cache_dir, host, live_sources(sc.config), &why);
     for (const std::string& w : node.warnings)
         if (w.find("did not answer within") != std::string::npos) slurm_error("gputopo: %s", w.c_str());
     if (why.empty()) return std::nullopt;
@@ -29,7 +29,7 @@ std::optional<Node> refresh_stale_cache() {
 
 void warn_cache_unwritable(const std::string& why) {
     // Issue 20, H5: the node just discovered is used; said once per node and boot.
-    if (first_this_boot(kCacheWarningMarker))
+    if (step::first_this_boot(step::kCacheWarningMarker))
         slurm_error("gputopo: %s; the node's topology is discovered live until the cache can be written "
                     "(this is said once per boot)",
                     why.c_str());

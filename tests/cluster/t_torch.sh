@@ -5,8 +5,8 @@
 #  1. the plugin alone (srun --gpu-topo=closest python3 train.py): 8 ranks, torch's own
 #     rank/world, RANK = GROUP_RANK x LOCAL_WORLD_SIZE + LOCAL_RANK;
 #  2. the plugin + gputopo-launch;  3. gputopo-launch alone;
-#  4. torchrun under srun (torch 1.13 spellings) with the launcher per worker: each
-#     worker of a node has its own GPU;
+#  4. torchrun under srun (torch 1.13 spellings) with the launcher per worker reading the
+#     plugin's topology= file: each worker of a node has its own GPU (seen from inside);
 #  5. sbatch;  6. island order with interleaved leaves (rackA = n1,n3): ranks 0,1 on n1,
 #     2,3 on n3, 4,5 on n2, 6,7 on n4, GROUP_RANK = rank / 2;
 #  6b. the plugin's layout (--gpu-topo=island,tp=2,pp=2,order=tp-cp-ep-pp-dp): torch's own
@@ -72,24 +72,83 @@ run_case "torch: gputopo-launch alone" "$w/l" 8 \
     srun -N4 --ntasks-per-node=2 --gpus-per-task=1 "$L" --gpu-topo none -- $PY "$T"
 
 # 4. torchrun (1.13: underscore spellings; --redirects 1 --tee 1 for Python 3.11) under
-# the plugin, the launcher per worker.
-name="torch: torchrun under srun --gpu-topo, the launcher per worker: each worker its own GPU"
+# the plugin, the launcher per worker, as the user guide has it: no --topology, the
+# launcher reads the file the plugin's plugstack.conf names (topology=.../%n.xml).
+# Each worker says from inside what it really has (task-view: the device files it can
+# open, Cpus_allowed_list): its GPU is the one torch.cuda.set_device(LOCAL_RANK) opens,
+# position LOCAL_RANK of its CUDA_VISIBLE_DEVICES among the devices it can open (the only
+# one when it sees one); n1's topology here puts GPU 0 beside this host's CPU 0 and GPU 1
+# beside CPU 1, so each worker there is bound to the CPU of its own GPU (unbound, both
+# kept the task's 0-1, -c 2).
+mkdir -p "$w/topo"
+cp "$CLUSTER_DIR"/topo/*.xml "$w/topo/"
+$PY - "$w/topo/n1.xml" <<'PY'
+import sys
+out = ['<system version="1">']
+for i, (gpu, nic) in enumerate([("0000:17:00.0", "0000:18:00.0"), ("0000:3a:00.0", "0000:3b:00.0")]):
+    other = "0000:3a:00.0" if i == 0 else "0000:17:00.0"
+    out += ['  <cpu numaid="%d" affinity="%08x" arch="x86_64" vendor="GenuineIntel">' % (i, 1 << i),
+            '    <pci busid="%s" class="0x030200" vendor="0x10de" device="0x2330" link_speed="32.0 GT/s PCIe" link_width="16">' % gpu,
+            '      <gpu dev="%d" sm="90" rank="%d" gdr="1"><nvlink target="%s" count="18" tclass="0x030200"/></gpu>' % (i, i, other),
+            '    </pci>',
+            '    <pci busid="%s" class="0x020700" vendor="0x15b3" device="0x1021" link_speed="32.0 GT/s PCIe" link_width="16">' % nic,
+            '      <nic><net name="mlx5_%d" dev="%d" speed="400000" port="1" latency="0" guid="0x%x" maxconn="131072" gdr="1"/></nic>' % (i, i, i + 1),
+            '    </pci>',
+            '  </cpu>']
+out.append('</system>')
+open(sys.argv[1], "w").write("\n".join(out) + "\n")
+PY
+name="torch: torchrun under srun --gpu-topo, the launcher per worker, the plugin's topology= file: each worker its own GPU and CPUs, seen from inside"
 port=$((30000 + $$ % 2000))
+# Without the plugin's OMP_PLACES/OMP_PROC_BIND for torchrun's own process: libgomp (loaded
+# with torch) pins it to the first place, CPU 0, and every worker would inherit that. And
+# without SLURM_CPUS_PER_TASK: srun's -c 2 is the node's two workers' to share (the launcher
+# would give each worker 2 CPUs).
 cat > "$w/tr.sh" <<EOS
-exec $PY -m torch.distributed.run --nnodes 2 --nproc_per_node 2 --rdzv_backend c10d \
-    --rdzv_endpoint 127.0.0.1:$port --rdzv_id tr$$ --max_restarts 0 --redirects 1 --tee 1 --no_python \
-    "$L" --topology "$CLUSTER_DIR/topo/%n.xml" -- $PY $T
+exec env -u OMP_PLACES -u OMP_PROC_BIND -u SLURM_CPUS_PER_TASK $PY -m torch.distributed.run --nnodes 2 --nproc_per_node 2 \
+    --rdzv_backend c10d --rdzv_endpoint 127.0.0.1:$port --rdzv_id tr$$ --max_restarts 0 --redirects 1 --tee 1 \
+    --no_python "$L" -- bash "$w/trview.sh"
 EOS
-if timeout 120 srun -N2 -w n2,n3 --ntasks-per-node=1 --gpus-per-node=2 --gpu-topo=closest bash "$w/tr.sh" > "$w/tr" 2> "$w/tr.err"; then
+cat > "$w/trview.sh" <<EOS
+v=\$("$CLUSTER_BUILD/task-view" "$CLUSTER_DIR/dev/\$SLURMD_NODENAME")
+echo "TRVIEW node=\$SLURMD_NODENAME lr=\$LOCAL_RANK cvd=\${CUDA_VISIBLE_DEVICES-unset} \${v#VIEW }"
+exec $PY $T
+EOS
+plugstack_set "topology=$w/topo/%n.xml"
+if timeout 120 srun -N2 -w n1,n2 --ntasks-per-node=1 -c 2 --gpus-per-node=2 --gpu-topo=closest bash "$w/tr.sh" > "$w/tr" 2> "$w/tr.err"; then
     bad=$(check_ok "$w/tr" 4)
-    # Read from inside each worker: the GPU at position LOCAL_RANK of its CUDA_VISIBLE_DEVICES.
-    g=$(grep -o 'TORCHOK .*' "$w/tr" | sed 's/.* node=\([a-z0-9]*\) .* gpu=\([^ ]*\).*/\1 \2/' | sort -u)
-    per_node=$(echo "$g" | grep -v ' -$' | wc -l)
-    [ "$per_node" = 4 ] || bad="$bad; workers do not each have their own GPU: $(echo $g)"
-    [ -z "${bad#; }" ] && tap_ok "$name" || tap_not_ok "$name" "${bad#; }" "$(tail -n 5 "$w/tr.err")"
+    views=$($PY - "$w/tr" <<'PY'
+import sys
+errs, seen = [], {}
+for l in open(sys.argv[1]):
+    if "TRVIEW " not in l:
+        continue
+    f = dict(kv.split("=", 1) for kv in l.split("TRVIEW ", 1)[1].split())
+    opened = [d for d in f.get("open", "").split(",") if d]
+    cvd = [d for d in f["cvd"].split(",") if d] if f["cvd"] != "unset" else []
+    local = int(f["lr"])
+    k = cvd[local] if local < len(cvd) else (cvd[0] if len(cvd) == 1 else "")
+    if not k.isdigit() or int(k) >= len(opened):
+        errs.append("%s worker %s: device %s of CUDA_VISIBLE_DEVICES=%s is none of the devices it opens (%s)"
+                    % (f["node"], f["lr"], local, f["cvd"], ",".join(opened)))
+        continue
+    seen.setdefault(f["node"], []).append((opened[int(k)], f["cpus"], f["lr"]))
+for node, ws in sorted(seen.items()):
+    if len(ws) != 2 or ws[0][0] == ws[1][0]:
+        errs.append("%s: workers' GPUs %s" % (node, ws))
+    if node == "n1" and sorted((w[0], w[1]) for w in ws) != [("nvidia0", "0"), ("nvidia1", "1")]:
+        errs.append("n1: workers' GPU and CPUs %s (GPU 0 with CPU 0, GPU 1 with CPU 1 expected)" % [w[:2] for w in ws])
+if sorted(seen) != ["n1", "n2"]:
+    errs.append("views from %s, expected n1 and n2" % sorted(seen))
+print("; ".join(errs))
+PY
+)
+    bad="$bad; $views"; bad=${bad#; }; bad=${bad%; }
+    [ -z "$bad" ] && tap_ok "$name" || tap_not_ok "$name" "$bad" "$(grep -h 'TRVIEW\|gputopo' "$w/tr" "$w/tr.err" | head -n 8)"
 else
     tap_not_ok "$name" "failed: $(tail -n 8 "$w/tr.err")"
 fi
+plugstack_default
 
 # 5. sbatch.
 name="torch: sbatch with srun --gpu-topo=island python3 train.py"

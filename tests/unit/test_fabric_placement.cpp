@@ -511,7 +511,10 @@ TEST_CASE("NIC policy: gputopo-launch --nic-exclude binds as the plugin's nic_ex
     launch::Options o = launch::parse_options(7, argv, env);
     REQUIRE(o.nic_policy.exclude == std::vector<std::string>{"mlx5_0"});
     auto hca_of = [&](const NicPolicy& policy) {
-        launch::NodeOnce node(o.topology, "n2", "h", policy);
+        step::NodeSource source;
+        source.topology = o.topology;
+        source.nic_policy = policy;
+        launch::NodeOnce node(source, "n2", "h");
         const launch::TaskPlace place = launch::read_task_place(env, gputopo::host_name());
         launch::LaunchBinding b = launch::compute_binding(o, env, place, node);
         REQUIRE(b.bound);

@@ -15,7 +15,7 @@
 #include <functional>
 #include <string>
 
-#include "spank/topology_cache.hpp"
+#include "step/topology_cache.hpp"
 #include "tests/unit/fixtures.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/core/files.hpp"
@@ -146,32 +146,32 @@ TEST_CASE("cache directory: a link, another owner or group/other write is refuse
     REQUIRE(chmod(real.c_str(), 0755) == 0);
     REQUIRE(geteuid() == 0);  // the plugin's cache is root's; these tests run as root
     // The good directory works: a snapshot is written and read back.
-    CHECK(spank::load_topology_via_snapshot(topo, real).gpus.size() == 8);
+    CHECK(step::load_topology_via_snapshot(topo, real).gpus.size() == 8);
     CHECK(access(snapshot_name(real, topo).c_str(), F_OK) == 0);
 
     const std::string link = d.path + "/link";
     REQUIRE(symlink(real.c_str(), link.c_str()) == 0);
-    std::string m = message_of([&] { spank::load_topology_via_snapshot(topo, link); });
+    std::string m = message_of([&] { step::load_topology_via_snapshot(topo, link); });
     CHECK(m.find("cache directory " + link + " is a symbolic link") != std::string::npos);
     CHECK(m.find("expected a directory owned by root, not writable by group or others") != std::string::npos);
 
     REQUIRE(chmod(real.c_str(), 0777) == 0);
-    m = message_of([&] { spank::load_topology_via_snapshot(topo, real); });
+    m = message_of([&] { step::load_topology_via_snapshot(topo, real); });
     CHECK(m.find("is writable by group or others") != std::string::npos);
     REQUIRE(chmod(real.c_str(), 0775) == 0);
-    CHECK(message_of([&] { spank::load_topology_via_snapshot(topo, real); }).find("writable by group") != std::string::npos);
+    CHECK(message_of([&] { step::load_topology_via_snapshot(topo, real); }).find("writable by group") != std::string::npos);
 
     REQUIRE(chmod(real.c_str(), 0755) == 0);
     REQUIRE(chown(real.c_str(), 65534, 65534) == 0);
-    m = message_of([&] { spank::load_topology_via_snapshot(topo, real); });
+    m = message_of([&] { step::load_topology_via_snapshot(topo, real); });
     CHECK(m.find("is owned by uid 65534") != std::string::npos);
     REQUIRE(chown(real.c_str(), 0, 0) == 0);
 
     const std::string file = d.path + "/plain";
     std::ofstream(file) << "x";
-    CHECK(message_of([&] { spank::load_topology_via_snapshot(topo, file); }).find("is not a directory") !=
+    CHECK(message_of([&] { step::load_topology_via_snapshot(topo, file); }).find("is not a directory") !=
           std::string::npos);
-    CHECK_THROWS_AS(spank::check_cache_dir(d.path + "/none"), TopologyError);
+    CHECK_THROWS_AS(step::check_cache_dir(d.path + "/none"), TopologyError);
 }
 
 TEST_CASE("cache files: a FIFO or a link to /dev/zero as snapshot is ignored, the file is read", "[files][spank]") {
@@ -181,12 +181,12 @@ TEST_CASE("cache files: a FIFO or a link to /dev/zero as snapshot is ignored, th
     const std::string snap = snapshot_name(d.path, topo);
     REQUIRE(mkfifo(snap.c_str(), 0600) == 0);
     CHECK(finishes_within(20, [&] {
-        if (spank::load_topology_via_snapshot(topo, d.path).gpus.size() != 8) throw 1;
+        if (step::load_topology_via_snapshot(topo, d.path).gpus.size() != 8) throw 1;
     }));
     unlink(snap.c_str());
     REQUIRE(symlink("/dev/zero", snap.c_str()) == 0);
     CHECK(finishes_within(20, [&] {
-        if (spank::load_topology_via_snapshot(topo, d.path).gpus.size() != 8) throw 1;
+        if (step::load_topology_via_snapshot(topo, d.path).gpus.size() != 8) throw 1;
     }));
     // A planted link is not replaced through: the link itself is replaced by a real snapshot.
     struct stat st {};

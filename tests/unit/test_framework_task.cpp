@@ -15,12 +15,11 @@
 #include "launcher/options/options.hpp"
 #include "spank/framework_task.hpp"
 #include "step/framework_env.hpp"
-#include "step/layout_rank.hpp"
 #include "step/option_parser.hpp"
+#include "step/task_ranks.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/fabric/island_sources.hpp"
 #include "topo/fabric/layout_placement.hpp"
-#include "topo/fabric/step_islands.hpp"
 
 using namespace gputopo;
 
@@ -140,13 +139,13 @@ TEST_CASE("island node rank: GROUP_RANK in island order, uniform and uneven task
     const uint64_t want[] = {0, 2, 1, 3};
     for (int i = 0; i < 4; ++i) {
         IslandPlacement p = place_task(nodes, uneven, m, names[i], 0);
-        CHECK(island_node_rank(nodes, uneven, m, names[i], p, 0) == want[i]);
+        CHECK(step::island_node_rank(nodes, uneven, m, names[i], p, 0) == want[i]);
     }
     TaskCounts even = TaskCounts::parse("2(x4)");
     for (int i = 0; i < 4; ++i)
         for (uint32_t local = 0; local < 2; ++local) {
             IslandPlacement p = place_task(nodes, even, m, names[i], local);
-            uint64_t g = island_node_rank(nodes, even, m, names[i], p, local);
+            uint64_t g = step::island_node_rank(nodes, even, m, names[i], p, local);
             CHECK(g == want[i]);
             CHECK(p.rank == g * 2 + local);  // torchrun's RANK = GROUP_RANK x LOCAL_WORLD_SIZE + LOCAL_RANK
         }
@@ -173,7 +172,7 @@ TEST_CASE("MASTER_ADDR: NodeAddr from slurm.conf text, position for position", "
     CHECK(calls == 0);
 }
 
-// The one path from a parallel layout to a task's RANK (step/layout_rank.hpp), what the plugin
+// The one path from a parallel layout to a task's RANK (step/task_ranks.hpp), what the plugin
 // (--gpu-topo=island,tp=..) and gputopo-launch --layout both call: against the placement, the
 // launcher's outcome, and the framework variables the plugin derives from it.
 TEST_CASE("layout rank: one path for plugin and launcher; RANK, GROUP_RANK follow it in the framework variables",

@@ -1,4 +1,4 @@
-// gputopo run's pure parts (launcher/job/): the node pool, island-aware
+// gputopo run's pure parts (run/): the node pool, island-aware
 // replacement, the restart decisions, srun's blame lines, heartbeats, the
 // waste model with the restart time, the options.
 #include <catch2/catch.hpp>
@@ -12,10 +12,10 @@
 #include <fstream>
 #include <set>
 
-#include "launcher/job/job_options.hpp"
-#include "launcher/job/node_pool.hpp"
-#include "launcher/job/spare_check.hpp"
-#include "launcher/job/step_end.hpp"
+#include "run/job_options.hpp"
+#include "run/node_pool.hpp"
+#include "run/spare_check.hpp"
+#include "run/step_end.hpp"
 #include "topo/fabric/island_sources.hpp"
 
 using namespace gputopo;

@@ -1,4 +1,4 @@
-// gputopo run: whose fault a step's end was (launcher/job/step_end.hpp), what the
+// gputopo run: whose fault a step's end was (run/step_end.hpp), what the
 // ranks printed (rank_output.hpp), which rank hung (heartbeat.hpp), and the
 // files of the state directory (run_files.hpp). Lines as srun 22.05 and torch
 // 1.13 (gloo) print them.
@@ -14,11 +14,11 @@
 
 #include "launcher/failure/classify.hpp"
 #include "launcher/failure/events.hpp"
-#include "launcher/job/heartbeat.hpp"
-#include "launcher/job/job_options.hpp"
-#include "launcher/job/rank_output.hpp"
-#include "launcher/job/run_files.hpp"
-#include "launcher/job/step_end.hpp"
+#include "run/heartbeat.hpp"
+#include "run/job_options.hpp"
+#include "run/rank_output.hpp"
+#include "run/run_files.hpp"
+#include "run/step_end.hpp"
 
 using namespace gputopo::launch;
 using namespace gputopo::launch::job;

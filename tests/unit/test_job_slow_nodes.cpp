@@ -1,4 +1,4 @@
-// gputopo run: slow nodes (launcher/job/slow_nodes.hpp). Heartbeat files as the
+// gputopo run: slow nodes (run/slow_nodes.hpp). Heartbeat files as the
 // Python helper writes them ("STEP TIME STATE WHERE BUSY"), read back through
 // read_beat and the BeatTracker as the supervisor does, on a clock of the test's.
 #include <catch2/catch.hpp>
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "launcher/failure/events.hpp"
-#include "launcher/job/heartbeat.hpp"
-#include "launcher/job/job_options.hpp"
-#include "launcher/job/slow_nodes.hpp"
+#include "run/heartbeat.hpp"
+#include "run/job_options.hpp"
+#include "run/slow_nodes.hpp"
 
 using namespace gputopo::launch;
 using namespace gputopo::launch::job;

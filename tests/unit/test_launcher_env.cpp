@@ -189,7 +189,9 @@ TEST_CASE("binding without the plugin: plugin present, mode none, unreadable top
     auto bind_task = [&o](const Getenv& e, NodeOnce& node) {
         return gputopo::launch::compute_binding(o, e, read_task_place(e, gputopo::host_name()), node);
     };
-    NodeOnce none("/nonexistent/%n.xml", "n9", "h");
+    gputopo::step::NodeSource missing;
+    missing.topology = "/nonexistent/%n.xml";
+    NodeOnce none(missing, "n9", "h");
     auto with_plugin = bind_task(env_of({{"GPUTOPO_MODE", "island"}, {"SLURM_STEP_GPUS", "0"}}), none);
     CHECK_FALSE(with_plugin.bound);
     CHECK_FALSE(with_plugin.failed);  // skipped: the plugin bound it, nothing failed
@@ -204,7 +206,9 @@ TEST_CASE("binding without the plugin: plugin present, mode none, unreadable top
     CHECK(bad.action.set.empty());
     CHECK_THAT(bad.note, Catch::Contains("running unbound") && Catch::Contains("/nonexistent/n9.xml"));
     // A node name that would leave the directory is refused, not expanded.
-    NodeOnce evil("/t/%n.xml", "../etc/x", "h");
+    gputopo::step::NodeSource pattern;
+    pattern.topology = "/t/%n.xml";
+    NodeOnce evil(pattern, "../etc/x", "h");
     CHECK_THAT(bind_task(env_of({{"SLURM_STEP_GPUS", "0"}, {"SLURM_STEP_ID", "0"}}), evil).note,
                Catch::Contains("not a plain name"));
 }

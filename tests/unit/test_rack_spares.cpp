@@ -1,13 +1,13 @@
-// gputopo run --spares auto (launcher/job/rack_spares.hpp): spares inside every
+// gputopo run --spares auto (run/rack_spares.hpp): spares inside every
 // NVL72 rack, 2 of 18 trays, and a failed tray replaced from its own rack.
 #include <catch2/catch.hpp>
 
 #include <map>
 #include <set>
 
-#include "launcher/job/job_options.hpp"
-#include "launcher/job/node_pool.hpp"
-#include "launcher/job/rack_spares.hpp"
+#include "run/job_options.hpp"
+#include "run/node_pool.hpp"
+#include "run/rack_spares.hpp"
 #include "topo/fabric/island_sources.hpp"
 
 using namespace gputopo;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -299,9 +300,13 @@ TEST_CASE("rankorder: 100,000 nodes in 100 interleaved islands", "[rankorder]") 
     CHECK(std::count(seen.begin(), seen.end(), true) == 100000);
 }
 
-// ---- step_islands (plugin) and the launcher's --rank-order=island ----
+// ---- step/task_ranks (plugin) and the launcher's --rank-order=island ----
 #include "launcher/ranks/island_rank.hpp"
-#include "topo/fabric/step_islands.hpp"
+#include "step/task_ranks.hpp"
+
+using gputopo::step::task_islands;
+using gputopo::step::TaskIslands;
+using EnvReader = gputopo::step::Getenv;
 
 namespace {
 
@@ -635,4 +640,56 @@ TEST_CASE("the lowest rank on a task's node: SLURM_PROCID - SLURM_LOCALID, range
     CHECK_FALSE(step::node_first_rank(getenv_of({{"SLURM_PROCID", "x"}, {"SLURM_LOCALID", "0"}})));
     CHECK_FALSE(step::node_first_rank(getenv_of({{"SLURM_PROCID", "1234567890"}, {"SLURM_LOCALID", "0"}})));
     CHECK_FALSE(step::node_first_rank(getenv_of({{"SLURM_LOCALID", "0"}})));
+}
+
+TEST_CASE("task_ranks: one step-level call, one keep-Slurm's-ranks decision, the plugin's and the launcher's (issue 35)",
+          "[rankorder]") {
+    char path[] = "/tmp/gputopo-ranks-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    const std::string conf = "Island=rackA Nodes=n[1,3]\nIsland=rackB Nodes=n[2,4]\n";
+    REQUIRE(write(fd, conf.data(), conf.size()) == static_cast<ssize_t>(conf.size()));
+    close(fd);
+    std::map<std::string, std::string> vars{{"SLURM_STEP_NODELIST", "n[1-4]"}, {"SLURM_STEP_TASKS_PER_NODE", "2(x4)"},
+                                            {"SLURM_PROCID", "5"}, {"SLURM_LOCALID", "1"}, {"SLURM_NODEID", "2"},
+                                            {"SLURM_CONF", "/nonexistent/slurm.conf"}};
+    gputopo::step::RanksRequest req;
+    req.islands = true;
+    req.islands_conf = path;
+    req.slurm_dir = "/nonexistent";
+    auto ranks = [&](const std::map<std::string, std::string>& v) {
+        const gputopo::step::StepRanks s = gputopo::step::step_ranks(req, env_of(v), {});
+        return std::make_pair(s.kept, gputopo::step::task_ranks(s, "n3", gputopo::step::local_id_order(2), 1, env_of(v)));
+    };
+    gputopo::launch::Options opt;
+    opt.rank_order = "island";
+    opt.islands = path;
+    // Island order: rackA = n1, n3: n3's second task is rank 3, its node the second.
+    auto [kept, t] = ranks(vars);
+    CHECK(kept == gputopo::step::KeptRanks::None);
+    CHECK(t.rank == "3");
+    CHECK(t.node_rank == "1");
+    CHECK(t.island == "rackA");
+    gputopo::launch::IslandRankOutcome l = gputopo::launch::island_rank(opt, "n3", 1, env_of(vars));
+    CHECK(l.rank == t.rank);
+    CHECK(l.node_rank == t.node_rank);
+    // GPUTOPO_RANK_ORDER=slurm (gputopo run's slots): the same call keeps SLURM_PROCID.
+    auto slurm = vars;
+    slurm["GPUTOPO_RANK_ORDER"] = "slurm";
+    auto [kept2, t2] = ranks(slurm);
+    CHECK(kept2 == gputopo::step::KeptRanks::RankOrderSlurm);
+    CHECK(t2.rank == "5");
+    CHECK(t2.node_rank == "2");  // 5 / 2 tasks per node
+    CHECK(t2.island == "rackA");
+    gputopo::launch::IslandRankOutcome l2 = gputopo::launch::island_rank(opt, "n3", 1, env_of(slurm));
+    CHECK(l2.rank == "5");
+    CHECK(l2.node_rank == "2");
+    // A layout places ranks itself: its GPUTOPO_RANK replaces the island order's.
+    req.layout = {"tp=2", "node", ""};
+    auto [kept3, t3] = ranks(vars);
+    CHECK(kept3 == gputopo::step::KeptRanks::None);
+    CHECK(t3.layout.problem.empty());
+    CHECK(t3.rank == t3.layout.rank);
+    CHECK(std::count_if(t3.set.begin(), t3.set.end(), [](const EnvVar& v) { return v.name == "GPUTOPO_RANK"; }) == 1);
+    unlink(path);
 }

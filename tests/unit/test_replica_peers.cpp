@@ -1,4 +1,4 @@
-// gputopo run's checkpoint replica peers (launcher/job/replica_peers.hpp):
+// gputopo run's checkpoint replica peers (run/replica_peers.hpp):
 // every slot's replica in another failure domain, NVRx-compatible pairs, the
 // fallback inside one domain, power domains, a spare inheriting its slot's peer.
 #include <catch2/catch.hpp>
@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "launcher/job/node_pool.hpp"
-#include "launcher/job/replica_peers.hpp"
+#include "run/node_pool.hpp"
+#include "run/replica_peers.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/fabric/island_sources.hpp"
 

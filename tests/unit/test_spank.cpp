@@ -19,7 +19,7 @@
 #include "step/step_inputs.hpp"
 #include "step/step_binding.hpp"
 #include "step/topology_path.hpp"
-#include "spank/topology_cache.hpp"
+#include "step/topology_cache.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/core/strings.hpp"
 #include "topo/output/plan_format.hpp"

@@ -84,13 +84,13 @@ inline constexpr const char* kNnodes = "GPUTOPO_NNODES";
 inline constexpr const char* kNvmlTimeout = "GPUTOPO_NVML_TIMEOUT";
 inline constexpr const char* kPodsPerJob = "GPUTOPO_PODS_PER_JOB";
 inline constexpr const char* kOriginalSlurmProcid = "GPUTOPO_SLURM_PROCID";  // Slurm's own, when --island-procid replaced it
-// `gputopo run` (launcher/job/), set for the program of every step it launches.
+// `gputopo run` (run/), set for the program of every step it launches.
 inline constexpr const char* kRunRestartCount = "GPUTOPO_RESTART_COUNT";         // restarts so far: in the job + requeues
 inline constexpr const char* kRunLastCheckpoint = "GPUTOPO_LAST_CHECKPOINT";     // what the program last wrote to the report file
 inline constexpr const char* kRunCheckpointReport = "GPUTOPO_CHECKPOINT_REPORT"; // the file the program writes its checkpoint to
 inline constexpr const char* kRunHeartbeat = "GPUTOPO_HEARTBEAT";                // heartbeat file pattern, %r = the rank
 inline constexpr const char* kRankOrder = "GPUTOPO_RANK_ORDER";                  // "slurm": island mode keeps SLURM_PROCID as the rank (gputopo run's slots)
-inline constexpr const char* kRunReplicas = "GPUTOPO_REPLICAS";                  // the replica peers table (launcher/job/replica_peers.hpp)
+inline constexpr const char* kRunReplicas = "GPUTOPO_REPLICAS";                  // the replica peers table (run/replica_peers.hpp)
 inline constexpr const char* kRunReplicationJump = "GPUTOPO_REPLICATION_JUMP";   // NVRx replication_jump (ranks), pairs plans only
 inline constexpr const char* kRunReplicationFactor = "GPUTOPO_REPLICATION_FACTOR";  // NVRx replication_factor (2), with the jump
 

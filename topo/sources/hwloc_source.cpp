@@ -361,25 +361,29 @@ Node read_hwloc_xml_document(const XmlDocument& doc, const std::string& xml, con
 
 Node read_hwloc_xml(const std::string& path) { return read_hwloc_xml_buffer(read_file(path), path); }
 
-Node read_hwloc_live() {
-    Topology topo;
+namespace {
+
+// This machine's topology loaded by hwloc into `topo`; TopologyError naming errno otherwise.
+void load_live(Topology& topo) {
     errno = 0;
     if (hwloc_topology_load(topo.get()) != 0) {
         int err = errno;
         throw TopologyError(std::string("hwloc could not discover this machine's topology (") +
                             std::strerror(err ? err : EINVAL) + ")");
     }
+}
+
+}  // namespace
+
+Node read_hwloc_live() {
+    Topology topo;
+    load_live(topo);
     return hwloc_detail::convert_topology(topo.get(), "this machine");
 }
 
 std::string export_hwloc_live_xml() {
     Topology topo;
-    errno = 0;
-    if (hwloc_topology_load(topo.get()) != 0) {
-        int err = errno;
-        throw TopologyError(std::string("hwloc could not discover this machine's topology (") +
-                            std::strerror(err ? err : EINVAL) + ")");
-    }
+    load_live(topo);
     char* buf = nullptr;
     int len = 0;
     if (hwloc_topology_export_xmlbuffer(topo.get(), &buf, &len, 0) != 0 || !buf) {

@@ -270,9 +270,11 @@ LiveSources live_sources_from_environment() {
     return s;
 }
 
-Node discover_live(const LiveSources& sources) {
+Node discover_live(const LiveSources& sources, std::string* problem) {
     Node node = discover_this_machine();
-    apply_live_sources(node, sources);
+    const size_t before = node.warnings.size();
+    if (!apply_live_sources(node, sources) && problem)
+        for (size_t i = before; i < node.warnings.size(); ++i) *problem += (problem->empty() ? "" : "; ") + node.warnings[i];
     return node;
 }
 

@@ -52,7 +52,7 @@ struct LiveSources {
 // Returns false when NVML was asked for and gave nothing that can be kept: it
 // did not answer in time, or it failed on a node with NVIDIA GPUs (a driver
 // still loading, a transient hang): the node is then hwloc's view for now only
-// (spank/topology_cache keeps such a node for a short while, issue 33, finding 8).
+// (step/topology_cache keeps such a node for a short while, issue 33, finding 8).
 // Reads only: which GPUs lost their nearest NIC is the planner's to say
 // (topo/plan/nic_selection.hpp add_nic_fallback_warnings, called by the front
 // ends that show a node's warnings).
@@ -63,7 +63,8 @@ bool apply_live_sources(Node& node, const LiveSources& sources);
 LiveSources live_sources_from_environment();
 
 // This machine: hwloc (throws TopologyError as discover_this_machine does)
-// refined by apply_live_sources.
-Node discover_live(const LiveSources& sources = LiveSources());
+// refined by apply_live_sources. When those were incomplete and `problem` is
+// given, it gets the warnings they added (NVML did not answer in time, ...).
+Node discover_live(const LiveSources& sources = LiveSources(), std::string* problem = nullptr);
 
 }  // namespace gputopo

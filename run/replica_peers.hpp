@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "launcher/failure/events.hpp"
-#include "launcher/job/node_pool.hpp"
+#include "run/node_pool.hpp"
 #include "topo/fabric/island_map.hpp"
 
 namespace gputopo::launch::job {

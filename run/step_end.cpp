@@ -1,4 +1,4 @@
-#include "launcher/job/step_end.hpp"
+#include "run/step_end.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -13,7 +13,7 @@
 #include "topo/core/model.hpp"
 #include "topo/sources/source_merge.hpp"
 
-namespace gputopo::spank {
+namespace gputopo::step {
 
 struct CacheStamp {
     std::string boot_id;   // /proc/sys/kernel/random/boot_id
@@ -79,4 +79,4 @@ void check_cache_dir(const std::string& dir);
 // Writes `text` to `path` atomically (topo/core/files.hpp). Throws TopologyError.
 using gputopo::write_file_atomically;
 
-}  // namespace gputopo::spank
+}  // namespace gputopo::step

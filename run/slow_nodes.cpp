@@ -1,10 +1,10 @@
-#include "launcher/job/slow_nodes.hpp"
+#include "run/slow_nodes.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
 #include "launcher/failure/events.hpp"
-#include "launcher/job/run_files.hpp"
+#include "run/run_files.hpp"
 
 namespace gputopo::launch::job {
 

@@ -1,4 +1,4 @@
-#include "launcher/job/run_files.hpp"
+#include "run/run_files.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

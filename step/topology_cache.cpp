@@ -1,4 +1,4 @@
-#include "spank/topology_cache.hpp"
+#include "step/topology_cache.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,7 +17,7 @@
 #include "topo/sources/source_merge.hpp"
 #include "topo/sources/topology_loader.hpp"
 
-namespace gputopo::spank {
+namespace gputopo::step {
 
 namespace {
 
@@ -166,4 +166,4 @@ Node load_topology_via_snapshot(const std::string& path, const std::string& dir)
     return node;
 }
 
-}  // namespace gputopo::spank
+}  // namespace gputopo::step

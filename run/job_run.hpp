@@ -12,7 +12,7 @@
 // Every decision is an event in DIR/gputopo-launch.JOB.job.jsonl.
 #pragma once
 
-#include "launcher/job/job_options.hpp"
+#include "run/job_options.hpp"
 
 namespace gputopo::launch::job {
 

@@ -1,6 +1,6 @@
-#include "launcher/job/node_pool.hpp"
+#include "run/node_pool.hpp"
 
-#include "launcher/job/rack_spares.hpp"
+#include "run/rack_spares.hpp"
 
 #include <algorithm>
 #include <cstdlib>

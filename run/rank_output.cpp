@@ -1,4 +1,4 @@
-#include "launcher/job/rank_output.hpp"
+#include "run/rank_output.hpp"
 
 #include <algorithm>
 

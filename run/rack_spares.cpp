@@ -1,4 +1,4 @@
-#include "launcher/job/rack_spares.hpp"
+#include "run/rack_spares.hpp"
 
 #include <map>
 #include <stdexcept>

@@ -1,12 +1,12 @@
 // `gputopo run` options: the job-level supervisor's command line (cli/cmd_run.cpp
-// is the front end; launcher/job/job_run.hpp does the work).
+// is the front end; run/job_run.hpp does the work).
 #pragma once
 
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "launcher/job/slow_nodes.hpp"
+#include "run/slow_nodes.hpp"
 
 namespace gputopo::launch::job {
 

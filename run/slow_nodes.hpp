@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/job/heartbeat.hpp"
+#include "run/heartbeat.hpp"
 
 namespace gputopo::launch {
 class EventLog;

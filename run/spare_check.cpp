@@ -1,4 +1,4 @@
-#include "launcher/job/spare_check.hpp"
+#include "run/spare_check.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

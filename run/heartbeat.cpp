@@ -1,11 +1,11 @@
-#include "launcher/job/heartbeat.hpp"
+#include "run/heartbeat.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <set>
 
-#include "launcher/job/run_files.hpp"
+#include "run/run_files.hpp"
 
 namespace gputopo::launch::job {
 

@@ -30,7 +30,7 @@ struct NodePool {
 // The allocation's nodes (Slurm's order) split into N - spares slots (grouped
 // island by island, each island's in Slurm's order) and `spares` spares. Throws std::invalid_argument (a message naming --spares)
 // when spares >= nodes. `spares` kSparesAuto (--spares auto): the spares inside every
-// island that launcher/job/rack_spares.hpp's rule keeps.
+// island that run/rack_spares.hpp's rule keeps.
 NodePool split_allocation(const std::vector<std::string>& nodes, int spares, const IslandMap& islands);
 
 // Index into pool.spares of the replacement for `failed`; -1 when none.

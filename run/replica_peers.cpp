@@ -1,4 +1,4 @@
-#include "launcher/job/replica_peers.hpp"
+#include "run/replica_peers.hpp"
 
 #include <algorithm>
 #include <cstdio>

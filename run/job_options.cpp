@@ -1,6 +1,6 @@
-#include "launcher/job/job_options.hpp"
+#include "run/job_options.hpp"
 
-#include "launcher/job/rack_spares.hpp"
+#include "run/rack_spares.hpp"
 
 #include <cerrno>
 #include <cmath>
