@@ -1,7 +1,9 @@
 #include "step/task_ranks.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
+#include "step/slurm_placement.hpp"
 #include "topo/core/env_names.hpp"
 #include "topo/core/errors.hpp"
 #include "topo/fabric/island_sources.hpp"
@@ -211,13 +213,21 @@ void keep_topology_order(const StepRanks& s, const Getenv& env, TaskRanks& t) {
 SlurmOrder slurm_order(const Getenv& env, std::optional<uint64_t> first_rank, const std::string& slurm_dir) {
     SlurmOrder out;
     if (!first_rank) return out;
-    if (built_topology_order()) {
+    // Slurm places tasks in topology order on 26.05+ builds (unless slurm.conf says
+    // CR_NO_DIST_TOPO_BLOCK) and with TopologyParam=BlockAsNodeRank on any release
+    // (step/slurm_placement.hpp); else in node-list order, the topology unread.
+    const Getenv process = [](const std::string& n) -> std::optional<std::string> {
+        const char* v = std::getenv(n.c_str());
+        return v ? std::optional<std::string>(v) : std::nullopt;
+    };
+    const bool by_topology = slurm_places_by_topology(process);
+    if (by_topology) {
         try {
             out.topology = load_step_islands("", slurm_dir).map;
         } catch (const std::exception&) {
         }
     }
-    out.order = step_node_order(env, *first_rank, out.topology ? &*out.topology : nullptr, true);
+    out.order = step_node_order(env, *first_rank, out.topology ? &*out.topology : nullptr, by_topology);
     return out;
 }
 
