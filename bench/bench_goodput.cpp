@@ -17,16 +17,16 @@
 // bench does not know are listed and ignored):
 //   injob_restart_s       fault seen -> every rank of the new step running (gputopo run, a spare)
 //   requeue_s             fault -> every rank of the requeued job running (Slurm's hold included)
-//   restart_peer_s        fault -> the program's first completed step, in-job restart, state from the peer
-//   restart_shared_s      the same, state read from the shared directory
-//   requeue_first_step_s  fault -> the program's first completed step after a requeue
-//   measured_ranks        ranks of the measured job (printed)
+//   peer_restart_s        fault -> the program's first completed step, in-job restart, state from the peer
+//   shared_restart_s      the same, state read from the shared directory
+//   requeue_restart_s     fault -> the program's first completed step after a requeue
+//   ranks                 ranks of the measured job (printed)
 //   detect_hang_s         a hang (no progress) -> the step ended (replaces the 60 s of the hang causes)
 //   detect_slow_s         a node throttled -> flagged slow, on the loopback (printed beside the model's)
 //   slow_replace_s        flagged -> the step ended at the next checkpoint, on the loopback (printed)
 //   slow_interval_s       the program's checkpoint interval meanwhile, on the loopback (printed)
 // The program's restart at N GPUs (the model, printed with its sources):
-//   measured part   restart_peer_s - injob_restart_s: the program's own restart on this
+//   measured part   peer_restart_s - injob_restart_s: the program's own restart on this
 //                   machine (imports, process group, state from the peer, a first step);
 //   rendezvous      NVIDIA Resiliency Extension (NVRx, nvidia.github.io/nvidia-resiliency-ext):
 //                   the in-process restart's own parts (destroy and re-create the process group,
@@ -53,6 +53,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <random>
 #include <string>
 #include <vector>
@@ -102,7 +103,7 @@ struct Inputs {
     bool measured = false;          // the restart times come from bench_job_restart.sh
     double detect_scale = 1;        // every cause's detection time times this (swept)
     // Measured by the cluster benches (costs file); -1: not measured.
-    double restart_peer_s = -1, restart_shared_s = -1, requeue_first_step_s = -1, measured_ranks = -1;
+    double peer_restart_s = -1, shared_restart_s = -1, requeue_restart_s = -1, ranks_measured = -1;
     double detect_hang_s = -1, detect_slow_s = -1, slow_replace_s = -1, slow_interval_s = -1;
     std::string costs_file;
     // The program's restart at scale (see the header).
@@ -126,7 +127,7 @@ struct ProgramRestart {
 };
 ProgramRestart program_restart_at(const Inputs& in) {
     ProgramRestart p;
-    if (in.restart_peer_s >= 0) p.measured = std::max(0.0, in.restart_peer_s - in.injob_restart_s);
+    if (in.peer_restart_s >= 0) p.measured = std::max(0.0, in.peer_restart_s - in.injob_restart_s);
     p.rendezvous = in.rendezvous_ref_s * in.gpus / in.rendezvous_ref_ranks;
     p.load_peer = in.gpus_per_node * in.state_per_gpu_gb / in.node_net_gb_s;
     p.load_shared = in.gpus * in.state_per_gpu_gb / (in.storage_tb_s * 1000);
@@ -137,6 +138,12 @@ ProgramRestart program_restart_at(const Inputs& in) {
 double slow_detect_s(const Inputs& in) { return (in.slow_windows + 1) * in.slow_window_s; }
 
 // "key=value" lines into `in`; false with `error` set (file, line, what was expected).
+// Keys of bench_job_restart.sh's file this bench does not use (not numbers, or details).
+const std::set<std::string> kInformational = {
+    "state_mb_per_rank", "shared_read_mbps", "load_average", "peer_restore_s", "shared_restore_s",
+    "requeue_restore_s", "peer_fetch_s", "shared_fetch_s", "requeue_fetch_s", "peer_detect_s",
+    "shared_detect_s", "requeue_detect_s", "restore_speedup", "fetch_speedup"};
+
 bool read_costs(const std::string& path, Inputs& in, std::string& error) {
     std::ifstream f(path);
     if (!f) {
@@ -145,8 +152,8 @@ bool read_costs(const std::string& path, Inputs& in, std::string& error) {
     }
     const std::map<std::string, double*> keys = {
         {"injob_restart_s", &in.injob_restart_s},       {"requeue_s", &in.requeue_s},
-        {"restart_peer_s", &in.restart_peer_s},         {"restart_shared_s", &in.restart_shared_s},
-        {"requeue_first_step_s", &in.requeue_first_step_s}, {"measured_ranks", &in.measured_ranks},
+        {"peer_restart_s", &in.peer_restart_s},         {"shared_restart_s", &in.shared_restart_s},
+        {"requeue_restart_s", &in.requeue_restart_s}, {"ranks", &in.ranks_measured},
         {"detect_hang_s", &in.detect_hang_s},           {"detect_slow_s", &in.detect_slow_s},
         {"slow_replace_s", &in.slow_replace_s},         {"slow_interval_s", &in.slow_interval_s},
     };
@@ -164,6 +171,7 @@ bool read_costs(const std::string& path, Inputs& in, std::string& error) {
         }
         const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
         auto k = keys.find(key);
+        if (k == keys.end() && kInformational.count(key)) continue;  // bench_job_restart's details
         if (k == keys.end()) {
             std::printf("   (%s ignored: a key this bench does not use)\n", (where + key.substr(0, 60)).c_str());
             continue;
@@ -303,16 +311,16 @@ void print_inputs(const Inputs& in) {
                 in.measured ? (in.costs_file.empty() ? "measured on the loopback cluster by bench/bench_job_restart.sh"
                                                      : ("measured: " + in.costs_file).c_str())
                             : "defaults; bench/bench_job_restart.sh passes the ones it measures");
-    if (in.restart_peer_s >= 0)
+    if (in.peer_restart_s >= 0)
         std::printf("   restart, the program's own (measured on %.0f ranks): fault -> first completed step %.2f s with the state from"
                     " the peer, less the supervisor's %.2f s = %.2f s\n",
-                    in.measured_ranks, in.restart_peer_s, in.injob_restart_s, p.measured);
+                    in.ranks_measured, in.peer_restart_s, in.injob_restart_s, p.measured);
     else
-        std::printf("   restart, the program's own: NOT MEASURED (no restart_peer_s in a costs file): 0 s + the model below\n");
-    if (in.restart_shared_s >= 0 && in.restart_peer_s > 0)
+        std::printf("   restart, the program's own: NOT MEASURED (no peer_restart_s in a costs file): 0 s + the model below\n");
+    if (in.shared_restart_s >= 0 && in.peer_restart_s > 0)
         std::printf("   state from the shared directory instead (measured): %.2f s to the first step (%.1fx the peer path)\n",
-                    in.restart_shared_s, in.restart_shared_s / in.restart_peer_s);
-    if (in.requeue_first_step_s >= 0) std::printf("   requeue to the first completed step (measured): %.1f s\n", in.requeue_first_step_s);
+                    in.shared_restart_s, in.shared_restart_s / in.peer_restart_s);
+    if (in.requeue_restart_s >= 0) std::printf("   requeue to the first completed step (measured): %.1f s\n", in.requeue_restart_s);
     std::printf("   restart, the program's own at %.0f GPUs (model): measured %.2f s + rendezvous %.2f s (NVRx: %.1f s at %.0f ranks,"
                 " linear in ranks) + state %.2f s from the peer (%.0f GPUs x %.0f GB over %.0f GB/s) = %.1f s in-job;"
                 " after a requeue state from the shared directory %.0f s (%.0f GPUs x %.0f GB at %.0f TB/s, Llama 3's storage) = %.1f s;"
@@ -468,7 +476,7 @@ int main(int argc, char** argv) {
     std::printf("\n== HEADLINE: GPU-weighted goodput at %.0f GPUs, fail-stop and fail-slow, asynchronous checkpoint: %.2f%% (%d spare"
                 " nodes; the program's restart %s: %.1f s in-job, %.1f s after a requeue) -- target >= 97%%: %s\n",
                 in.gpus, weighted_async * 100, spares_async,
-                in.restart_peer_s >= 0 ? "measured + modelled to scale" : "NOT measured (modelled parts only)",
+                in.peer_restart_s >= 0 ? "measured + modelled to scale" : "NOT measured (modelled parts only)",
                 in.program_restart_s, in.program_requeue_s, weighted_async >= 0.97 ? "met" : "NOT met");
     {
         Inputs x = in;

@@ -39,6 +39,7 @@
 #   restore_speedup, fetch_speedup                        shared / peer
 #   peer_restart_s, shared_restart_s, requeue_restart_s   fault -> first completed step (every rank)
 #   peer_detect_s, shared_detect_s, requeue_detect_s      fault -> gputopo run's restart decision
+#   injob_restart_s, requeue_s                            the supervisor's parts, for bench_goodput --costs
 #
 #   bench/bench_job_restart.sh [BUILD] [STATE_MB] [READ_MBPS] [OUT]   (default: build 64 100)
 set -u
@@ -123,6 +124,11 @@ fetch_speedup=$(python3 -c "print('%.1f' % ($shared_fetch / max($peer_fetch, 1e-
     done
     echo "restore_speedup=$speedup"
     echo "fetch_speedup=$fetch_speedup"
+    echo "# for bench_goodput: the supervisor's part of the in-job restart, fault -> gputopo run's restart"
+    echo "# decision (the new step's launch counts as the program's: conservative for the program), and"
+    echo "# the requeue's own part (fault -> first step after the requeue, less the program's in-job restart)"
+    echo "injob_restart_s=$peer_detect"
+    echo "requeue_s=$(python3 -c "print('%.3f' % max(0.0, $requeue_restart - ($peer_restart - $peer_detect)))")"
 } > "$out"
 echo "== restart cost of a real PyTorch program (loopback cluster; $state_mb MB shard per rank; shared directory read at $read_mbps MB/s per rank)"
 printf '   %-44s %9s %9s %10s %12s   %s\n' "" "fetch" "restore" "decision" "first step" "restored from"
@@ -139,7 +145,7 @@ echo "    decision: fault -> gputopo run's restart decision; first step: fault -
 echo "   state restored from the peer ${speedup}x faster than from the shared directory, fetched ${fetch_speedup}x faster (target >= 5x: $(python3 -c "print('met' if $speedup >= 5 else 'NOT met')"))"
 echo "   costs written to $out"
 if [ -x "$CLUSTER_BUILD/bench/bench_goodput" ]; then
-    "$CLUSTER_BUILD/bench/bench_goodput" "$peer_restart" "$requeue_restart"
+    "$CLUSTER_BUILD/bench/bench_goodput" --costs "$out"
 else
     echo "   (bench_goodput not built: make bench builds it and runs this script after it)"
 fi
