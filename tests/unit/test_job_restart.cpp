@@ -16,28 +16,16 @@
 #include "run/node_pool.hpp"
 #include "run/spare_check.hpp"
 #include "run/step_end.hpp"
+#include "tests/unit/nvl72_fixture.hpp"
 #include "topo/fabric/island_sources.hpp"
 
 using namespace gputopo;
 using namespace gputopo::launch;
 using namespace gputopo::launch::job;
+using gputopo_test::nvl72_hosts;
+using gputopo_test::nvl72_racks;
 
 namespace {
-
-// A real NVL72 block topology: 4 racks of 18 nodes, nodes interleaved (hpc-1 in block 1, hpc-2 in block 2 ...).
-IslandMap nvl72_blocks() {
-    IslandMap m;
-    read_slurm_topology(std::string(GPUTOPO_SOURCE_DIR) +
-                            "/tests/fixtures/topologies/slurm/azure-cyclecloud_gb200-nvl72_4blocks-x18_block-topology.conf",
-                        m);
-    return m;
-}
-
-std::vector<std::string> hosts(int from, int to) {
-    std::vector<std::string> v;
-    for (int i = from; i <= to; ++i) v.push_back("hpcbench-hpc-" + std::to_string(i));
-    return v;
-}
 
 Classification of(FailureClass c) {
     Classification x;
@@ -49,8 +37,8 @@ Classification of(FailureClass c) {
 }  // namespace
 
 TEST_CASE("gputopo run: spares one per island, the slots island by island", "[job]") {
-    IslandMap m = nvl72_blocks();
-    const auto nodes = hosts(1, 12);  // 3 nodes in each of the 4 racks
+    IslandMap m = nvl72_racks();
+    const auto nodes = nvl72_hosts(1, 12);  // 3 nodes in each of the 4 racks
     NodePool p = split_allocation(nodes, 4, m);
     REQUIRE(p.spares.size() == 4);
     REQUIRE(p.slots.size() == 8);
@@ -69,8 +57,8 @@ TEST_CASE("gputopo run: spares one per island, the slots island by island", "[jo
 }
 
 TEST_CASE("gputopo run: the replacement comes from the failed node's island", "[job]") {
-    IslandMap m = nvl72_blocks();
-    NodePool p = split_allocation(hosts(1, 12), 4, m);
+    IslandMap m = nvl72_racks();
+    NodePool p = split_allocation(nvl72_hosts(1, 12), 4, m);
     for (const auto& failed : p.slots) {
         int r = pick_replacement(p, failed, m);
         REQUIRE(r >= 0);
@@ -90,8 +78,8 @@ TEST_CASE("gputopo run: the replacement comes from the failed node's island", "[
 }
 
 TEST_CASE("gputopo run: a replacement takes the failed node's slot, the others keep theirs", "[job]") {
-    IslandMap m = nvl72_blocks();
-    NodePool p = split_allocation(hosts(1, 8), 4, m);
+    IslandMap m = nvl72_racks();
+    NodePool p = split_allocation(nvl72_hosts(1, 8), 4, m);
     const NodePool before = p;
     const std::string failed = p.slots[2];
     RestartDecision d = decide_restart(p, of(FailureClass::Failed), failed, 0, RestartPolicy{3, 0}, m);

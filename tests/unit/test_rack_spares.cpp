@@ -8,28 +8,16 @@
 #include "run/job_options.hpp"
 #include "run/node_pool.hpp"
 #include "run/rack_spares.hpp"
+#include "tests/unit/nvl72_fixture.hpp"
 #include "topo/fabric/island_sources.hpp"
 
 using namespace gputopo;
 using namespace gputopo::launch;
 using namespace gputopo::launch::job;
+using gputopo_test::nvl72_hosts;
+using gputopo_test::nvl72_racks;
 
 namespace {
-
-// 4 GB200 NVL72 racks of 18 trays (Azure CycleCloud's block topology.conf, trays interleaved).
-IslandMap nvl72_racks() {
-    IslandMap m;
-    read_slurm_topology(std::string(GPUTOPO_SOURCE_DIR) +
-                            "/tests/fixtures/topologies/slurm/azure-cyclecloud_gb200-nvl72_4blocks-x18_block-topology.conf",
-                        m);
-    return m;
-}
-
-std::vector<std::string> hosts(int from, int to) {
-    std::vector<std::string> v;
-    for (int i = from; i <= to; ++i) v.push_back("hpcbench-hpc-" + std::to_string(i));
-    return v;
-}
 
 std::map<size_t, int> per_island(const std::vector<std::string>& nodes, const IslandMap& m) {
     std::map<size_t, int> c;
@@ -44,23 +32,23 @@ TEST_CASE("spares auto: 2 of every NVL72 rack's 18 trays, 16 slots per rack", "[
     CHECK(island_spares(18) == 2);
     CHECK(island_spares(9) == 1);
     CHECK(island_spares(8) == 0);
-    NodePool pool = split_allocation(hosts(1, 72), kSparesAuto, m);
+    NodePool pool = split_allocation(nvl72_hosts(1, 72), kSparesAuto, m);
     CHECK(pool.spares.size() == 8);  // 8 of 72 trays: 32 of 288 GPUs
     CHECK(pool.slots.size() == 64);
     for (const auto& [island, n] : per_island(pool.spares, m)) CHECK(n == 2);
     for (const auto& [island, n] : per_island(pool.slots, m)) CHECK(n == 16);
     // Half the trays of each rack (9): one spare per rack.
-    NodePool half = split_allocation(hosts(1, 36), kSparesAuto, m);
+    NodePool half = split_allocation(nvl72_hosts(1, 36), kSparesAuto, m);
     CHECK(half.spares.size() == 4);
     CHECK(per_island(half.spares, m).size() == 4);
     // Too few trays per rack for the rule: an error naming the option.
-    CHECK_THROWS_WITH(split_allocation(hosts(1, 32), kSparesAuto, m), Catch::Contains("--spares auto") &&
+    CHECK_THROWS_WITH(split_allocation(nvl72_hosts(1, 32), kSparesAuto, m), Catch::Contains("--spares auto") &&
                                                                           Catch::Contains("expected --spares N"));
 }
 
 TEST_CASE("spares auto: a failed tray is replaced from its own rack while the rack has a spare", "[job][rack_spares]") {
     IslandMap m = nvl72_racks();
-    NodePool pool = split_allocation(hosts(1, 72), kSparesAuto, m);
+    NodePool pool = split_allocation(nvl72_hosts(1, 72), kSparesAuto, m);
     const size_t rack = m.find(pool.slots[0]);
     std::vector<std::string> in_rack;
     for (const auto& s : pool.slots)

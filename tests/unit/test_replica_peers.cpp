@@ -12,27 +12,16 @@
 #include "run/node_pool.hpp"
 #include "run/replica_peers.hpp"
 #include "topo/core/errors.hpp"
+#include "tests/unit/nvl72_fixture.hpp"
 #include "topo/fabric/island_sources.hpp"
 
 using namespace gputopo;
 using namespace gputopo::launch;
 using namespace gputopo::launch::job;
+using gputopo_test::nvl72_hosts;
+using gputopo_test::nvl72_racks;
 
 namespace {
-
-IslandMap nvl72_racks() {
-    IslandMap m;
-    read_slurm_topology(std::string(GPUTOPO_SOURCE_DIR) +
-                            "/tests/fixtures/topologies/slurm/azure-cyclecloud_gb200-nvl72_4blocks-x18_block-topology.conf",
-                        m);
-    return m;
-}
-
-std::vector<std::string> hosts(int from, int to) {
-    std::vector<std::string> v;
-    for (int i = from; i <= to; ++i) v.push_back("hpcbench-hpc-" + std::to_string(i));
-    return v;
-}
 
 IslandMap conf(const std::string& text) {
     IslandMap m;
@@ -65,7 +54,7 @@ std::string slurp(const std::string& path) {
 TEST_CASE("replica peers: NVL72 racks, every replica in another rack, NVRx pairs", "[job][replicas]") {
     IslandMap m = nvl72_racks();
     // 72 trays, 8 spares (2 per rack): 64 slots, 16 per rack, rack by rack.
-    NodePool pool = split_allocation(hosts(1, 72), 8, m);
+    NodePool pool = split_allocation(nvl72_hosts(1, 72), 8, m);
     REQUIRE(pool.slots.size() == 64);
     ReplicaPeers p = plan(pool.slots, m);
     CHECK(p.rule == ReplicaRule::Pairs);
