@@ -389,15 +389,21 @@ public:
     StepGpusHeld(const StepGpusHeld&) = delete;
     StepGpusHeld& operator=(const StepGpusHeld&) = delete;
     ~StepGpusHeld() { forget(); }
-    void hold(const std::optional<StepGpusExchange>& x) { held_ = x; }
-    void forget() {
-        if (held_) forget_step_gpus(*held_);
-        held_.reset();
+    void hold(const std::optional<StepGpusExchange>& x) {
+        active_ = x.has_value();
+        if (x) held_ = *x;
     }
-    void keep() { held_.reset(); }  // left for the other local tasks (--dry-run)
+    void forget() {
+        if (active_) forget_step_gpus(held_);
+        active_ = false;
+    }
+    void keep() { active_ = false; }  // left for the other local tasks (--dry-run)
 
 private:
-    std::optional<StepGpusExchange> held_;
+    // Not a std::optional: GCC 16 (Debian testing) warns -Wmaybe-uninitialized
+    // on destroying an optional<StepGpusExchange> in this destructor.
+    StepGpusExchange held_;
+    bool active_ = false;
 };
 
 // One run of gputopo-launch: it owns what the phases share (the options, the
