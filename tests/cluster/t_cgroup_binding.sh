@@ -25,7 +25,10 @@ check() {
     while [ "$1" != "--" ]; do args+=("$1"); shift; done
     shift
     if ! with_timeout 90 srun "$@" "$here/view.sh" > "$w/out" 2> "$w/err"; then
-        tap_not_ok "$name" "srun $* failed: $(tail -n 3 "$w/err")"
+        # What the node's slurmd and slurmstepd said ("Task launch failed" alone names no cause).
+        local node
+        node=$(printf '%s\n' "$@" | sed -n '/^-w$/{n;p;q}')
+        tap_not_ok "$name" "srun $* failed: $(tail -n 3 "$w/err") | slurmd-$node.log: $(grep -i 'error' "$CLUSTER_DIR/log/slurmd-$node.log" 2>/dev/null | tail -n 4)"
         return
     fi
     python3 "$here/check_view.py" "$name" "$w/out" --tasks "$n" "${args[@]}"

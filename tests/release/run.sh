@@ -158,14 +158,16 @@ in_root "cd /src && make -j2 all > /tmp/build.log 2>&1 || { tail -n 30 /tmp/buil
 stamp "built"
 
 status=0
+# GPUTOPO_KEEP_CLUSTER=1 (with GPUTOPO_KEEP_RELEASE_ROOT=1): each cluster's directory (logs) stays in the root.
+keep=${GPUTOPO_KEEP_CLUSTER:+GPUTOPO_KEEP_CLUSTER=$GPUTOPO_KEEP_CLUSTER}
 for m in ${what//,/ }; do
     rc=0
     case "$m" in
     full)
-        in_root "cd /src && GPUTOPO_CLUSTER_CGROUP='${GPUTOPO_CLUSTER_CGROUP:-auto}' GPUTOPO_CLUSTER_TESTS='$tests' bash tests/run_tests.sh --build build --cluster-only" || rc=1
+        in_root "cd /src && $keep GPUTOPO_CLUSTER_CGROUP='${GPUTOPO_CLUSTER_CGROUP:-auto}' GPUTOPO_CLUSTER_TESTS='$tests' bash tests/run_tests.sh --build build --cluster-only" || rc=1
         ;;
     v2)
-        in_root "cd /src && GPUTOPO_CLUSTER_CGROUP=v2-devices GPUTOPO_CLUSTER_TESTS='${GPUTOPO_RELEASE_V2_TESTS:-t_cgroup_binding.sh}' bash tests/run_tests.sh --build build --cluster-only" || rc=1
+        in_root "cd /src && $keep GPUTOPO_CLUSTER_CGROUP=v2-devices GPUTOPO_CLUSTER_TESTS='${GPUTOPO_RELEASE_V2_TESTS:-t_cgroup_binding.sh}' bash tests/run_tests.sh --build build --cluster-only" || rc=1
         ;;
     deb)
         in_root "cd /src && bash tests/release/deb_check.sh" || rc=1
