@@ -9,7 +9,7 @@
 // fixed seed; no timing. The headline: GPU-weighted goodput (the spares' idle
 // GPUs counted as lost).
 //
-//   bench_goodput [--costs FILE] [INJOB_RESTART_S REQUEUE_S]
+//   bench_goodput [--no-replicas] [--costs FILE] [INJOB_RESTART_S REQUEUE_S]
 //
 // Restart costs. Measured on the loopback cluster (bench/bench_job_restart.sh,
 // tests/cluster/t_job_slow.sh), given as INJOB_RESTART_S REQUEUE_S or in a
@@ -41,13 +41,24 @@
 //                   remote storage: the model's ratio is printed beside it.
 //   NVRx also reports about a minute for an in-job restart at scale: the program-restart
 //   sweep shows it.
+// Checkpoint replicas (gputopo run's replica peers, examples/pytorch/train_replicas.py): an
+// asynchronous checkpoint is at the replica peer once one node's state has crossed its NICs
+// (8 GPUs x 4 GB at 400 GB/s = 0.08 s after the stall), and durable in the shared
+// directory C later. An in-job restart (the allocation kept: the failed node's peer and
+// every other node's own copy survive) resumes from the last checkpoint the peers hold; a
+// requeue (a new allocation) from the last durable one. A node and its peer lost together
+// (peers sit in different failure domains) is not modelled. Without replicas
+// (--no-replicas): every restart resumes from the last durable checkpoint.
 // Fail-slow: as many fail-slow events as fail-stop interruptions (ByteRobust, Wan et al.
 // SOSP'25, arXiv:2509.16293: at scale fail-slow is as common as fail-stop), each a node
 // running 1.5x slower (assumed) that the whole data-parallel job waits for. gputopo run
-// --slow-nodes=replace: flagged after --slow-windows x --slow-window (+ one window for
-// the alignment), replaced at the next checkpoint (no work lost), an in-job restart with
-// a spare. Not replaced (no spare left, the requeue baseline): slow until found by
-// hand (1 h, assumed), then requeued at a checkpoint.
+// --slow-nodes=replace flags a node whose rate is below --slow-fraction x the median: a
+// 1.5x slower node runs at 0.67 of it, so it is flagged with the default --slow-fraction
+// 0.75 and never with 0.5 (printed beside it). Flagged
+// after --slow-windows x --slow-window (+ one window for the alignment), replaced at the
+// next checkpoint (no work lost), an in-job restart with a spare. Not flagged, or not
+// replaced (no spare left, the requeue baseline): slow until found by hand (1 h,
+// assumed), then requeued at a checkpoint.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -115,6 +126,8 @@ struct Inputs {
     double slow_factor = 1.5;       // the slow node's step time over the others' (assumed)
     double slow_manual_s = 3600;    // not replaced: slow until found by hand (assumed)
     double slow_window_s = 60, slow_windows = 3;  // gputopo run's defaults
+    double slow_fraction = 0.75;    // --slow-fraction (gputopo run's default)
+    bool replicas = true;           // checkpoint replicas at peers (--no-replicas: off)
     bool replace_slow = true;       // --slow-nodes=replace
     unsigned seed = 20261201;
 };
@@ -136,6 +149,8 @@ ProgramRestart program_restart_at(const Inputs& in) {
 
 // Slow node: flagged after this long at scale (the windows, and one for the alignment).
 double slow_detect_s(const Inputs& in) { return (in.slow_windows + 1) * in.slow_window_s; }
+// Whether --slow-fraction flags a node slow_factor times slower than the others.
+bool slow_flagged(const Inputs& in) { return 1 / in.slow_factor < in.slow_fraction; }
 
 // "key=value" lines into `in`; false with `error` set (file, line, what was expected).
 // Keys of bench_job_restart.sh's file this bench does not use (not numbers, or details).
@@ -189,14 +204,18 @@ bool read_costs(const std::string& path, Inputs& in, std::string& error) {
     return true;
 }
 
-// What a checkpoint costs the step: it stalls for stall_s, and is durable
-// persist_s after the stall ends (0: blocking, durable at once).
+// What a checkpoint costs the step: it stalls for stall_s, is at the replica peers
+// peer_s after the stall ends (-1: no replicas), and durable persist_s after it
+// (0: blocking, durable at once).
 struct Checkpoint {
     const char* name;
-    double stall_s, persist_s;
+    double stall_s, persist_s, peer_s = -1;
 };
 Checkpoint blocking(const Inputs& in) { return {"blocking", in.checkpoint_s, 0}; }
-Checkpoint async(const Inputs& in) { return {"asynchronous", in.state_per_gpu_gb / in.d2h_gb_s, in.checkpoint_s}; }
+Checkpoint async(const Inputs& in) {
+    return {"asynchronous", in.state_per_gpu_gb / in.d2h_gb_s, in.checkpoint_s,
+            in.replicas ? in.gpus_per_node * in.state_per_gpu_gb / in.node_net_gb_s : -1};
+}
 
 struct Result {
     double goodput = 0;
@@ -222,13 +241,16 @@ Result simulate(const Inputs& in, int spares, const Checkpoint& ck) {
     weights.push_back(stops * in.slow_per_stop);
     std::discrete_distribution<size_t> cause(weights.begin(), weights.end());
     const double injob = in.injob_restart_s + in.program_restart_s, requeue = in.requeue_s + in.program_requeue_s;
+    // gputopo run keeps the allocation, so its restarts resume from the peers' copies.
+    const bool peers = spares >= 0 && ck.peer_s >= 0;
     Result r;
-    // The interval for the strategy's typical restart (Daly with R, and the write's lag).
-    r.interval_s = daly_with_restart(ck.stall_s, mtbf, spares < 0 ? requeue : injob, ck.persist_s).interval_s;
+    // The interval for the strategy's typical restart (Daly with R, and the lag until the copy it resumes from).
+    r.interval_s = daly_with_restart(ck.stall_s, mtbf, spares < 0 ? requeue : injob, peers ? ck.peer_s : ck.persist_s).interval_s;
     const double end = in.days * 86400;
     double t = 0, fail_at = next(rng);
     double done = 0, durable = 0;            // work done; work in the last durable checkpoint
     double pending = -1, pending_at = 0;     // the checkpoint being written: its work, when durable
+    double at_peer = 0, sent = -1, sent_at = 0;  // the same for the copy at the replica peers
     int left = spares;
     while (t < end) {
         const double seg = r.interval_s + ck.stall_s;
@@ -236,6 +258,11 @@ Result simulate(const Inputs& in, int spares, const Checkpoint& ck) {
             t += seg;
             done += r.interval_s;
             if (pending >= 0 && pending_at <= t) durable = pending;  // the previous write is done
+            if (sent >= 0 && sent_at <= t) at_peer = sent;
+            if (peers) {
+                sent = done;
+                sent_at = t + ck.peer_s;
+            }
             if (ck.persist_s > 0) {
                 pending = done;
                 pending_at = t + ck.persist_s;
@@ -245,17 +272,20 @@ Result simulate(const Inputs& in, int spares, const Checkpoint& ck) {
             continue;
         }
         if (pending >= 0 && pending_at <= fail_at) durable = pending;
+        if (sent >= 0 && sent_at <= fail_at) at_peer = sent;
         pending = -1;
+        sent = -1;
+        at_peer = std::max(at_peer, durable);
         const size_t which = cause(rng);
         if (which == kCauses.size()) {  // fail-slow: the job goes on at 1/slow_factor
             ++r.slow;
             done += std::min(fail_at - t, r.interval_s);  // the work of the interval so far
-            const bool replaced = in.replace_slow && spares >= 0 && left > 0;
+            const bool replaced = in.replace_slow && slow_flagged(in) && spares >= 0 && left > 0;
             // Replaced: flagged, then the next checkpoint (half an interval on average), no work
             // lost, an in-job restart. Else slow until found by hand, then requeued at a checkpoint.
             const double slow_s = replaced ? slow_detect_s(in) + r.interval_s / 2 : in.slow_manual_s;
             done += slow_s / in.slow_factor;
-            durable = done;
+            durable = at_peer = done;
             t = fail_at + slow_s + ck.stall_s;
             if (replaced) {
                 --left;
@@ -269,7 +299,6 @@ Result simulate(const Inputs& in, int spares, const Checkpoint& ck) {
             fail_at = t + next(rng);
             continue;
         }
-        done = durable;  // the work since the last durable checkpoint is lost
         t = fail_at;
         const Cause& c = kCauses[which];
         ++r.failures;
@@ -278,11 +307,14 @@ Result simulate(const Inputs& in, int spares, const Checkpoint& ck) {
             if (c.node) --left;
             cost = injob;
             ++r.injob;
+            done = peers ? at_peer : durable;  // the work since the checkpoint resumed from is lost
         } else {
             cost = requeue;
             left = spares;  // a fresh allocation with its spares
             ++r.requeues;
+            done = durable;
         }
+        at_peer = done;  // the checkpoint resumed from is where the work stands (durable stays behind it)
         const double detect = (!c.node && c.detect_s >= 60 && in.detect_hang_s >= 0) ? in.detect_hang_s : c.detect_s;
         t += detect * in.detect_scale + cost;
         fail_at = t + next(rng);  // memoryless: a failure during the restart only delays the next
@@ -328,10 +360,17 @@ void print_inputs(const Inputs& in) {
                 in.gpus, p.measured, p.rendezvous, in.rendezvous_ref_s, in.rendezvous_ref_ranks, p.load_peer, in.gpus_per_node,
                 in.state_per_gpu_gb, in.node_net_gb_s, p.injob(), p.load_shared, in.gpus, in.state_per_gpu_gb, in.storage_tb_s,
                 p.requeue(), (p.measured + p.load_shared) / std::max(1e-9, p.measured + p.load_peer));
-    std::printf("   detection: hang causes %s; fail-slow: %.0f per fail-stop interruption (ByteRobust), %.1fx slower,"
-                " flagged after (%.0f windows + 1) x %.0f s = %.0f s (gputopo run's defaults)%s; not replaced: found by hand after %.0f s\n",
+    std::printf("   checkpoint replicas: %s\n",
+                in.replicas ? "an asynchronous checkpoint is at the replica peer 0.08 s after its stall (one node's 8 x 4 GB over"
+                              " 400 GB/s); in-job restarts resume from it, requeues from the durable one"
+                            : "none (--no-replicas): every restart resumes from the durable checkpoint");
+    std::printf("   detection: hang causes %s; fail-slow: %.0f per fail-stop interruption (ByteRobust), %.1fx slower"
+                " (%.2f of the median rate: %s by --slow-fraction %.2f),"
+                " flagged after (%.0f windows + 1) x %.0f s = %.0f s (--slow-windows, --slow-window: gputopo run's defaults)%s;"
+                " not replaced: found by hand after %.0f s\n",
                 in.detect_hang_s >= 0 ? ("measured " + std::to_string(in.detect_hang_s).substr(0, 5) + " s").c_str() : "60 s",
-                in.slow_per_stop, in.slow_factor, in.slow_windows, in.slow_window_s, slow_detect_s(in),
+                in.slow_per_stop, in.slow_factor, 1 / in.slow_factor, slow_flagged(in) ? "flagged" : "NOT flagged",
+                in.slow_fraction, in.slow_windows, in.slow_window_s, slow_detect_s(in),
                 in.detect_slow_s >= 0 ? (", measured on the loopback " + std::to_string(in.detect_slow_s).substr(0, 5) +
                                          " s with 3 s windows").c_str() : "",
                 in.slow_manual_s);
@@ -371,21 +410,31 @@ int strategy_table(const Inputs& in, const Checkpoint& ck, double& best, double&
     }
     std::printf("   GPU-weighted (the spares' idle GPUs counted as lost): best %.2f%% with %d spares\n", best_weighted * 100,
                 best_weighted_spares);
-    {
-        Inputs x = in;
-        x.replace_slow = false;
-        const Result r = simulate(x, best_weighted_spares, ck);
-        std::printf("   the same %d spares, slow nodes not replaced (--slow-nodes=report): %.2f%% (GPU-weighted %.2f%%)\n",
-                    best_weighted_spares, r.goodput * 100, r.goodput * nodes / (nodes + best_weighted_spares) * 100);
-    }
+    // The same spares with one input changed at a time.
+    auto same_spares = [&](const char* what, Inputs x) {
+        const Result r = simulate(x, best_weighted_spares, ck.persist_s > 0 ? async(x) : blocking(x));
+        std::printf("   the same %d spares, %s: %.2f%% (GPU-weighted %.2f%%)\n", best_weighted_spares, what, r.goodput * 100,
+                    r.goodput * nodes / (nodes + best_weighted_spares) * 100);
+    };
+    Inputs x = in;
+    x.replace_slow = false;
+    same_spares("slow nodes not replaced (--slow-nodes=report)", x);
+    x = in;
+    x.slow_fraction = 0.5;
+    same_spares("--slow-fraction 0.5 (a 1.5x slower node is not flagged)", x);
+    x = in;
+    x.replicas = false;
+    same_spares("no checkpoint replicas (every restart resumes from the durable checkpoint)", x);
     weighted_best = best_weighted;
     weighted_spares = best_weighted_spares;
-    const RestartWaste w = daly_with_restart(ck.stall_s, job_mtbf_s(in), in.injob_restart_s + in.program_restart_s, ck.persist_s);
+    const Result ij = simulate(in, best_weighted_spares, ck);
+    const RestartWaste w = daly_with_restart(ck.stall_s, job_mtbf_s(in), in.injob_restart_s + in.program_restart_s,
+                                             ck.peer_s >= 0 ? ck.peer_s : ck.persist_s);
     // A slow node replaced within two checkpoint intervals: flagged, then the next checkpoint (at most one interval).
-    const double replaced = slow_detect_s(in) + rq.interval_s;
+    const double replaced = slow_detect_s(in) + ij.interval_s;
     std::printf("   slow node replaced after at most %.0f s (flagged %.0f s + one interval %.0f s) = %.2f checkpoint intervals"
-                " (target: within two: %s)\n", replaced, slow_detect_s(in), rq.interval_s, replaced / rq.interval_s,
-                replaced <= 2 * rq.interval_s ? "met" : "NOT met");
+                " from the slowdown's start, 1 from its flagging (target: within two: %s)\n", replaced, slow_detect_s(in),
+                ij.interval_s, replaced / ij.interval_s, replaced <= 2 * ij.interval_s ? "met" : "NOT met");
     std::printf("   model (run/step_end daly_with_restart, in-job restart, detection not included): interval %.0f s,"
                 " waste %.2f%%\n", w.interval_s, w.waste * 100);
     return reached;
@@ -397,7 +446,10 @@ int main(int argc, char** argv) {
     Inputs in;
     std::vector<std::string> args(argv + 1, argv + argc);
     for (size_t i = 0; i < args.size();) {
-        if (args[i] == "--costs" && i + 1 < args.size()) {
+        if (args[i] == "--no-replicas") {
+            in.replicas = false;
+            args.erase(args.begin() + long(i));
+        } else if (args[i] == "--costs" && i + 1 < args.size()) {
             std::string err;
             if (!read_costs(args[i + 1], in, err)) {
                 std::fprintf(stderr, "bench_goodput: %s\n", err.c_str());
@@ -420,7 +472,7 @@ int main(int argc, char** argv) {
         }
         in.measured = true;
     } else if (!args.empty()) {
-        std::fprintf(stderr, "usage: bench_goodput [--costs FILE] [INJOB_RESTART_S REQUEUE_S]\n");
+        std::fprintf(stderr, "usage: bench_goodput [--no-replicas] [--costs FILE] [INJOB_RESTART_S REQUEUE_S]\n");
         return 2;
     }
     const ProgramRestart pr = program_restart_at(in);
@@ -487,6 +539,22 @@ int main(int argc, char** argv) {
             std::printf(" %d spares GPU-weighted %.2f%%;", sp, simulate(x, sp, async(x)).goodput * nodes / (nodes + sp) * 100);
         }
         std::printf(")\n");
+    }
+    {
+        // What no supervisor can beat in this model: in-job restarts, detection and the slow-node flag free.
+        Inputs x = in;
+        x.injob_restart_s = x.program_restart_s = 0;
+        x.detect_scale = 0;
+        x.slow_window_s = 0;
+        const double nodes = in.gpus / in.gpus_per_node;
+        double best = 0;
+        int best_spares = 0;
+        for (int sp : {0, 16, 32, 64, 128, 256, 512}) {
+            const double g = simulate(x, sp, async(x)).goodput * nodes / (nodes + sp);
+            if (g > best) best = g, best_spares = sp;
+        }
+        std::printf("   ceiling of this model (every in-job restart, every detection and the slow-node flag take 0 s; requeues,"
+                    " the checkpoint and the failure mix as above): %.2f%% GPU-weighted with %d spares\n", best * 100, best_spares);
     }
     if (in.detect_slow_s >= 0 && in.slow_replace_s >= 0 && in.slow_interval_s > 0)
         std::printf("   slow node on the loopback (measured, tests/cluster/t_job_slow.sh): flagged %.1f s after the throttle began,"
