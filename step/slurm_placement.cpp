@@ -64,7 +64,7 @@ SlurmPlacement read_slurm_placement(const Getenv& process_env, const Getenv& job
 
 bool slurm_places_by_topology(const Getenv& process_env) {
     return read_slurm_placement(process_env, [](const std::string&) { return std::nullopt; })
-        .topology_order(built_topology_order());
+        .topology_order(built_slurm_release());
 }
 
 }  // namespace gputopo::step

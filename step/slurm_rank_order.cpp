@@ -80,9 +80,9 @@ SlurmNodeOrder step_node_order(const Getenv& env, uint64_t first_rank, const Isl
     }
 }
 
-bool slurm_order_keeps_islands(const SlurmPlacement& placement, bool topology_order_release, const Getenv& env,
+bool slurm_order_keeps_islands(const SlurmPlacement& placement, unsigned long release, const Getenv& env,
                                const SlurmNodeOrder& order, const IslandMap& topology, const IslandMap& islands) {
-    if (!placement.topology_order(topology_order_release) || order.order != "topology") return false;
+    if (!placement.topology_order(release) || (order.order != "topology" && order.order != "node list")) return false;
     try {
         auto list = first_of(env, {env::kSlurmStepNodelist, env::kSlurmJobNodelist, env::kSlurmNodelist});
         if (!list) return false;
@@ -99,6 +99,10 @@ bool slurm_order_keeps_islands(const SlurmPlacement& placement, bool topology_or
         }
         std::stable_sort(topo.begin(), topo.end(),
                          [&](uint64_t a, uint64_t b) { return slurm_island[a] < slurm_island[b]; });
+        // Ranks in node-list order count where the list itself goes block by block: with
+        // BlockAsNodeRank Slurm writes the node list (and numbers SLURM_NODEID) in its
+        // reordered node table's order (26.05 daemons: n[2,4,1,3] for b1=n[2,4] b2=n[1,3]).
+        if (order.order == "node list" && !std::is_sorted(topo.begin(), topo.end())) return false;
         // Each island of `islands` one run in Slurm's order (unnamed nodes: alone).
         bool runs = true;
         std::vector<size_t> seen;
@@ -145,7 +149,7 @@ bool slurm_order_keeps_islands(const Getenv& env, const SlurmNodeOrder& order, c
         const char* v = std::getenv(n.c_str());
         return v ? std::optional<std::string>(v) : std::nullopt;
     };
-    return slurm_order_keeps_islands(read_slurm_placement(process, env), built_topology_order(), env, order, topology,
+    return slurm_order_keeps_islands(read_slurm_placement(process, env), built_slurm_release(), env, order, topology,
                                      islands);
 }
 
@@ -164,6 +168,6 @@ std::optional<uint64_t> node_first_rank(const Getenv& env) {
 #ifndef GPUTOPO_SLURM_VERSION_NUMBER
 #define GPUTOPO_SLURM_VERSION_NUMBER 0
 #endif
-bool built_topology_order() { return GPUTOPO_SLURM_VERSION_NUMBER >= 0x1a0500UL; }  // 26.05
+unsigned long built_slurm_release() { return GPUTOPO_SLURM_VERSION_NUMBER; }
 
 }  // namespace gputopo::step

@@ -47,9 +47,10 @@ SlurmNodeOrder step_node_order(const Getenv& env, uint64_t first_rank, const Isl
 
 // Island mode where Slurm already places tasks island by island: Slurm places
 // them in topology order (step/slurm_placement.hpp: 26.05 without
-// CR_NO_DIST_TOPO_BLOCK, or TopologyParam=BlockAsNodeRank), `order` is what
+// CR_NO_DIST_TOPO_BLOCK, or TopologyParam=BlockAsNodeRank on 25.11+), `order` is what
 // step_node_order found (its order "topology", from Slurm's topology
-// `topology`), and in that order the nodes of each island of `islands` (the
+// `topology`, or "node list" where that list goes block by block, as
+// BlockAsNodeRank writes it), and in that order the nodes of each island of `islands` (the
 // map island mode uses; a node it does not name is an island of its own) are
 // consecutive. Then island order would only reshuffle ranks Slurm grouped
 // already: RANK stays SLURM_PROCID (issue 32). With segments
@@ -61,7 +62,7 @@ SlurmNodeOrder step_node_order(const Getenv& env, uint64_t first_rank, const Isl
 bool slurm_order_keeps_islands(const Getenv& env, const SlurmNodeOrder& order, const IslandMap& topology,
                                const IslandMap& islands);
 // The same with `placement` given (pure; the tests' entry).
-bool slurm_order_keeps_islands(const SlurmPlacement& placement, bool topology_order_release, const Getenv& env,
+bool slurm_order_keeps_islands(const SlurmPlacement& placement, unsigned long release, const Getenv& env,
                                const SlurmNodeOrder& order, const IslandMap& topology, const IslandMap& islands);
 
 // The lowest rank on this task's node under block distribution:
@@ -69,7 +70,7 @@ bool slurm_order_keeps_islands(const SlurmPlacement& placement, bool topology_or
 // number of at most 9 digits, or the local id exceeds the rank.
 std::optional<uint64_t> node_first_rank(const Getenv& env);
 
-// Whether this build's Slurm places tasks in topology order by default (26.05+).
-bool built_topology_order();
+// The Slurm release this build is for, as SLURM_VERSION_NUMBER (0: unknown).
+unsigned long built_slurm_release();
 
 }  // namespace gputopo::step

@@ -214,7 +214,7 @@ SlurmOrder slurm_order(const Getenv& env, std::optional<uint64_t> first_rank, co
     SlurmOrder out;
     if (!first_rank) return out;
     // Slurm places tasks in topology order on 26.05+ builds (unless slurm.conf says
-    // CR_NO_DIST_TOPO_BLOCK) and with TopologyParam=BlockAsNodeRank on any release
+    // CR_NO_DIST_TOPO_BLOCK) and with TopologyParam=BlockAsNodeRank on 25.11+
     // (step/slurm_placement.hpp); else in node-list order, the topology unread.
     const Getenv process = [](const std::string& n) -> std::optional<std::string> {
         const char* v = std::getenv(n.c_str());

@@ -25,6 +25,9 @@ using namespace gputopo;
 
 namespace {
 
+constexpr unsigned long kSlurm24_11 = 0x180b05UL;  // 24.11.5, Debian 13
+
+
 IslandMap islands(const std::string& conf) {
     IslandMap m;
     parse_island_conf(conf, "test.conf", m, nullptr);
@@ -523,7 +526,8 @@ TEST_CASE("island mode keeps Slurm's ranks where Slurm's order is island by isla
     const step::SlurmPlacement plain;
     auto keeps = [&](const step::SlurmPlacement& p, bool release_26_05, const std::map<std::string, std::string>& e,
                      const step::SlurmNodeOrder& order, const IslandMap& islands) {
-        return step::slurm_order_keeps_islands(p, release_26_05, getenv_of(e), order, blocks, islands);
+        return step::slurm_order_keeps_islands(p, release_26_05 ? step::kSlurm26_05 : kSlurm24_11, getenv_of(e), order, blocks,
+                                               islands);
     };
     // Island mode over Slurm's own blocks (no islands=): the same islands, one run each.
     CHECK(keeps(plain, true, env, o, blocks));
@@ -557,7 +561,8 @@ TEST_CASE("keep Slurm's ranks: BlockAsNodeRank, CR_NO_DIST_TOPO_BLOCK and segmen
     REQUIRE(o.order == "topology");
     auto keeps = [&](const step::SlurmPlacement& p, bool release_26_05, const std::map<std::string, std::string>& e,
                      const IslandMap& islands) {
-        return step::slurm_order_keeps_islands(p, release_26_05, getenv_of(e), o, blocks, islands);
+        return step::slurm_order_keeps_islands(p, release_26_05 ? step::kSlurm26_05 : kSlurm24_11, getenv_of(e), o, blocks,
+                                               islands);
     };
     const std::map<std::string, std::string> none;
     // slurm.conf lines as sites write them (Slurm matches the words case-insensitively).
@@ -578,9 +583,31 @@ TEST_CASE("keep Slurm's ranks: BlockAsNodeRank, CR_NO_DIST_TOPO_BLOCK and segmen
 
     // CR_NO_DIST_TOPO_BLOCK on 26.05: back to node order, island order is gputopo's job.
     CHECK_FALSE(keeps(no_dist, true, env, blocks));
-    // BlockAsNodeRank: block by block on any release (24.11 here), and with CR_NO_DIST_TOPO_BLOCK too.
-    CHECK(keeps(block_rank, false, env, blocks));
+    // BlockAsNodeRank: block by block from 25.11 (with CR_NO_DIST_TOPO_BLOCK too); 24.11 ignores
+    // the word (node-list order on its daemons: t_block_rank.sh).
+    CHECK_FALSE(keeps(block_rank, false, env, blocks));
+    CHECK(step::slurm_order_keeps_islands(block_rank, step::kSlurm25_11, getenv_of(env), o, blocks, blocks));
+    CHECK(step::slurm_order_keeps_islands(both, step::kSlurm25_11, getenv_of(env), o, blocks, blocks));
     CHECK(keeps(both, true, env, blocks));
+    // With BlockAsNodeRank Slurm writes the node list in its block order and numbers
+    // SLURM_NODEID by it (26.05 daemons, t_block_rank.sh): n2 is node 0 of n[2,4,1,3]; the
+    // ranks go in node-list order, which is block by block.
+    auto listed = task_env(0, 0, 0);
+    listed["SLURM_STEP_NODELIST"] = "n[2,4,1,3]";
+    const step::SlurmNodeOrder lo = step::step_node_order(getenv_of(listed), 0, &blocks, true);
+    REQUIRE(lo.order == "node list");
+    CHECK(lo.rank0_node == "n2");
+    CHECK(step::slurm_order_keeps_islands(block_rank, step::kSlurm25_11, getenv_of(listed), lo, blocks, blocks));
+    CHECK_FALSE(step::slurm_order_keeps_islands(block_rank, kSlurm24_11, getenv_of(listed), lo, blocks, blocks));
+    // Node-list order over a list that is not block by block (n[1-4], rank 0 on n1): nothing kept.
+    const auto plain_list = task_env(0, 0, 0);
+    const step::SlurmNodeOrder po = step::step_node_order(getenv_of(plain_list), 0, &blocks, true);
+    REQUIRE(po.order == "node list");
+    CHECK_FALSE(step::slurm_order_keeps_islands(block_rank, step::kSlurm25_11, getenv_of(plain_list), po, blocks, blocks));
+    CHECK_FALSE(block_rank.topology_order(kSlurm24_11));
+    CHECK(block_rank.topology_order(step::kSlurm25_11));
+    CHECK_FALSE(no_dist.topology_order(step::kSlurm25_11));
+    CHECK(step::SlurmPlacement{}.topology_order(step::kSlurm26_05));
 
     // Segments: SLURM_JOB_SEGMENT_SIZE as sbatch --segment=2 sets it. In Slurm's order
     // (n2,n4 | n1,n3) the segments are {n2,n4} and {n1,n3}; islands that cut them
@@ -627,7 +654,8 @@ TEST_CASE("read_slurm_placement reads the slurm.conf SLURM_CONF names", "[rank_o
     const step::SlurmPlacement p = step::read_slurm_placement(getenv_of(proc), getenv_of(job));
     CHECK(p.block_as_node_rank);
     CHECK(p.segment_size == 4);
-    CHECK(step::slurm_places_by_topology(getenv_of(proc)));
+    // This build's release decides: BlockAsNodeRank counts from 25.11.
+    CHECK(step::slurm_places_by_topology(getenv_of(proc)) == (step::built_slurm_release() >= step::kSlurm25_11));
     // No such file: as an empty slurm.conf.
     const std::map<std::string, std::string> gone = {{"SLURM_CONF", dir + "/none.conf"}};
     CHECK_FALSE(step::read_slurm_placement(getenv_of(gone), getenv_of(job)).block_as_node_rank);
