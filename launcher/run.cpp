@@ -201,6 +201,8 @@ Prepared prepare(const Options& opt, const RankInfo& ri, const RankSourceView& r
     if ((opt.rank_order == "island" || !opt.layout.empty()) && !ir.rank.empty())
         for (const char* n : {env::kRankVar, env::kRoleRank, env::kGroupRank, env::kNodeRank})
             if (std::find(plugin_names.begin(), plugin_names.end(), n) != plugin_names.end()) ours.push_back(n);
+    // A torchrun worker's inherited OMP_* that the plugin set for the whole task (worker_view).
+    for (const auto& n : p.binding.replaces) ours.push_back(n);
     p.env = keep_user_values(p.wanted,
                              with_nccl_conf(hiding(real_getenv, ours), nccl_conf_values(real_getenv, opt.sysroot)));
     check_master_port(ri, p);

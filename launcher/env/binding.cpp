@@ -1,6 +1,7 @@
 #include "launcher/env/binding.hpp"
 
 #include <cstdlib>
+#include <map>
 
 #include "launcher/env/framework_env.hpp"
 #include "launcher/ranks/rank_sources.hpp"
@@ -16,6 +17,7 @@
 #include "topo/core/strings.hpp"
 #include "topo/fabric/rank_order.hpp"
 #include "topo/fabric/slurm_islands.hpp"
+#include "topo/plan/omp_env.hpp"
 
 namespace gputopo::launch {
 
@@ -116,6 +118,54 @@ std::string binding_skipped(const step::Options& opt, const Getenv& task_env, bo
     return "";
 }
 
+WorkerView worker_view(const Getenv& task_env, const Node& node, int local_tasks) {
+    WorkerView w;
+    std::map<std::string, std::optional<std::string>> over;  // laid over task_env (nullopt: hidden)
+    // Slurm's -c is the task's: torchrun's workers (GROUP_RANK, LOCAL_WORLD_SIZE) share it.
+    // (mpirun's ranks in a batch script are Slurm's tasks by count: -c is each one's.)
+    const bool torchrun = task_env("GROUP_RANK") && task_env("LOCAL_WORLD_SIZE");
+    if (auto c = task_env(env::kSlurmCpusPerTask); torchrun && c && local_tasks > 1 && !c->empty() && c->size() <= 6 &&
+                                                   c->find_first_not_of("0123456789") == std::string::npos)
+        over[env::kSlurmCpusPerTask] = std::to_string(std::max(1L, std::stol(*c) / local_tasks));
+    const auto mode = task_env(env::kMode);
+    const auto cpus = task_env(env::kCpus);
+    if (mode && !mode->empty() && cpus && !cpus->empty() && cpus->size() < 4096) {
+        try {
+            const CpuSet task = CpuSet::parse_list(*cpus);
+            if (!task.empty()) w.task_cpus = task;
+            // The plugin's OMP_* for the whole task: per core, or per CPU with -c.
+            for (bool per_thread : {false, true}) {
+                const std::vector<EnvVar> plugin = omp_env(node, task, per_thread);
+                auto value = [&](const char* name) {
+                    for (const auto& v : plugin)
+                        if (v.name == name) return v.value;
+                    return std::string();
+                };
+                if (task_env(env::kOmpPlaces).value_or("") != value(env::kOmpPlaces)) continue;
+                for (const char* name : {env::kOmpPlaces, env::kOmpNumThreads, env::kOmpProcBind})
+                    if (task_env(name).value_or("") == value(name)) {
+                        over[name] = std::nullopt;
+                        w.hidden.push_back(name);
+                    }
+                break;
+            }
+        } catch (const std::exception&) {
+            w.task_cpus.reset();  // not a CPU list: the process's affinity stands
+            w.hidden.clear();
+            for (const char* name : {env::kOmpPlaces, env::kOmpNumThreads, env::kOmpProcBind}) over.erase(name);
+        }
+    }
+    if (over.empty()) {
+        w.env = task_env;
+        return w;
+    }
+    w.env = [task_env, over](const std::string& name) -> std::optional<std::string> {
+        if (auto it = over.find(name); it != over.end()) return it->second;
+        return task_env(name);
+    };
+    return w;
+}
+
 Getenv with_node_gpus(const Getenv& task_env, const Node& node) {
     if (auto j = task_env(env::kSlurmJobId); j && !j->empty()) return task_env;
     if (!step::read_step_inputs(task_env).gpus.empty()) return task_env;
@@ -203,8 +253,12 @@ LaunchBinding compute_binding(const Options& o, const Getenv& task_env, const Ta
     b.note = binding_skipped(o.gpu_topo, task_env, ranked);
     if (!b.note.empty()) return b;
     try {
-        // Outside Slurm (launcher/ranks/rank_sources) with no GPU list: all the node's GPUs.
-        const Getenv get = ranked ? with_node_gpus(task_env, node.get()) : task_env;
+        // Outside Slurm (launcher/ranks/rank_sources) with no GPU list: all the node's GPUs;
+        // inside one Slurm task (torchrun's workers): that task's CPUs and -c, not the parent's.
+        const WorkerView worker =
+            ranked ? worker_view(with_node_gpus(task_env, node.get()), node.get(), place.local_tasks) : WorkerView{task_env, {}, {}};
+        const Getenv& get = worker.env;
+        b.replaces = worker.hidden;
         if (!place.problem.empty()) throw ParseError(place.problem);
         const bool constrained = step::slurm_constrains_devices(slurm_config_dir(get));
         const bool per_task = gpus_narrowed(get(env::kSlurmdTresBind));
@@ -239,11 +293,12 @@ LaunchBinding compute_binding(const Options& o, const Getenv& task_env, const Ta
             openable = step::openable_gpu_count(
                 o.devices.empty() ? o.devices : step::expand_path(o.devices, place.node_name, host_name()));
         b.action = binding_for(node.get(), o.gpu_topo, get, place, narrowed, step_gpus, step::online_cpus(),
-                               step::current_affinity(), constrained, openable);
+                               worker.task_cpus ? *worker.task_cpus : step::current_affinity(), constrained, openable);
         b.bound = true;
     } catch (const std::exception& e) {
         b.bound = false;
         b.failed = true;
+        b.replaces.clear();
         b.note = std::string("cannot compute the binding (") + e.what() + "); running unbound";
     }
     return b;

@@ -51,6 +51,26 @@ std::string binding_skipped(const step::Options& opt, const Getenv& task_env, bo
 // SLURM_STEP_GPUS = every GPU of `node`; otherwise `task_env` itself.
 Getenv with_node_gpus(const Getenv& task_env, const Node& node);
 
+// A process a rank source started inside one Slurm task (`ranked`, with the
+// plugin's whole-task binding or torchrun's workers sharing srun's task): what
+// that task holds, not what the parent made of it.
+//  - Under torchrun (GROUP_RANK and LOCAL_WORLD_SIZE set) SLURM_CPUS_PER_TASK
+//    is the Slurm task's, shared by the node's `local_tasks` workers: each
+//    plans its share (at least 1).
+//  - Where the plugin bound the whole task (GPUTOPO_MODE, GPUTOPO_CPUS): the
+//    task's CPUs are GPUTOPO_CPUS, not this process's affinity, which the
+//    parent may have narrowed (torch's libgomp pins torchrun to the first
+//    OMP_PLACES place when OMP_PROC_BIND is set, and every worker inherits
+//    that); and the OMP_* values the plugin set for the whole task (what
+//    topo/plan/omp_env gives for GPUTOPO_CPUS) are gputopo's, not the user's:
+//    hidden, so the worker gets its own.
+struct WorkerView {
+    Getenv env;
+    std::optional<CpuSet> task_cpus;  // the plugin's whole-task CPUs; nullopt: the process's affinity stands
+    std::vector<std::string> hidden;  // the plugin's whole-task OMP_* names hidden in `env`
+};
+WorkerView worker_view(const Getenv& task_env, const Node& node, int local_tasks);
+
 // The task's binding, given the node and where the task sits (`place`). `narrowed`: Slurm narrowed this task's
 // GPU variables to its own (step_gpus.hpp); then `step_gpus` is the step's set
 // on the node, or nullopt when it could not be learned (the task is then
@@ -81,6 +101,7 @@ struct LaunchBinding {
     bool failed = false;                  // asked for but not made (a warning; `strict` fails the task)
     std::string note;                     // why unbound, or what the binding could not learn
     std::optional<StepGpusExchange> exchange;  // the step-GPU directory used (forget at exit)
+    std::vector<std::string> replaces;    // inherited variables that are the plugin's, not the user's (WorkerView::hidden)
 };
 
 // Everything for one task, never throws: skipped, or the node read (once), the

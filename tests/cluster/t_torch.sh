@@ -98,20 +98,20 @@ for i, (gpu, nic) in enumerate([("0000:17:00.0", "0000:18:00.0"), ("0000:3a:00.0
 out.append('</system>')
 open(sys.argv[1], "w").write("\n".join(out) + "\n")
 PY
-name="torch: torchrun under srun --gpu-topo, the launcher per worker, the plugin's topology= file: each worker its own GPU and CPUs, seen from inside"
+name="torch: torchrun under srun --gpu-topo, the launcher per worker, the plugin's topology= file: each worker its own GPU, CPUs and OpenMP threads, seen from inside"
 port=$((30000 + $$ % 2000))
-# Without the plugin's OMP_PLACES/OMP_PROC_BIND for torchrun's own process: libgomp (loaded
-# with torch) pins it to the first place, CPU 0, and every worker would inherit that. And
-# without SLURM_CPUS_PER_TASK: srun's -c 2 is the node's two workers' to share (the launcher
-# would give each worker 2 CPUs).
+# As the user guide's recipe: torchrun inherits the plugin's whole-task OMP_PLACES/OMP_PROC_BIND
+# (libgomp, loaded with torch, pins torchrun to the first place, and its workers inherit that)
+# and srun's -c 2 (the node's two workers' to share): each worker's launcher binds it to its own
+# share of the task's CPUs all the same (launcher/env/binding.hpp worker_view).
 cat > "$w/tr.sh" <<EOS
-exec env -u OMP_PLACES -u OMP_PROC_BIND -u SLURM_CPUS_PER_TASK $PY -m torch.distributed.run --nnodes 2 --nproc_per_node 2 \
+exec $PY -m torch.distributed.run --nnodes 2 --nproc_per_node 2 \
     --rdzv_backend c10d --rdzv_endpoint 127.0.0.1:$port --rdzv_id tr$$ --max_restarts 0 --redirects 1 --tee 1 \
     --no_python "$L" -- bash "$w/trview.sh"
 EOS
 cat > "$w/trview.sh" <<EOS
 v=\$("$CLUSTER_BUILD/task-view" "$CLUSTER_DIR/dev/\$SLURMD_NODENAME")
-echo "TRVIEW node=\$SLURMD_NODENAME lr=\$LOCAL_RANK cvd=\${CUDA_VISIBLE_DEVICES-unset} \${v#VIEW }"
+echo "TRVIEW node=\$SLURMD_NODENAME lr=\$LOCAL_RANK cvd=\${CUDA_VISIBLE_DEVICES-unset} omp=\${OMP_NUM_THREADS-unset} \${v#VIEW }"
 exec $PY $T
 EOS
 plugstack_set "topology=$w/topo/%n.xml"
@@ -132,6 +132,9 @@ for l in open(sys.argv[1]):
         errs.append("%s worker %s: device %s of CUDA_VISIBLE_DEVICES=%s is none of the devices it opens (%s)"
                     % (f["node"], f["lr"], local, f["cvd"], ",".join(opened)))
         continue
+    ncpus = sum(int(b) - int(a) + 1 for a, _, b in (r.partition("-") if "-" in r else (r, "", r) for r in f["cpus"].split(",")))
+    if f["node"] == "n1" and f["omp"] != str(ncpus):  # n1: this host's topology, the binding applied
+        errs.append("%s worker %s: OMP_NUM_THREADS=%s for its %s CPU(s) %s" % (f["node"], f["lr"], f["omp"], ncpus, f["cpus"]))
     seen.setdefault(f["node"], []).append((opened[int(k)], f["cpus"], f["lr"]))
 for node, ws in sorted(seen.items()):
     if len(ws) != 2 or ws[0][0] == ws[1][0]:

@@ -13,6 +13,7 @@
 #include "topo/core/errors.hpp"
 #include "topo/sources/topology_loader.hpp"
 #include "topo/core/host.hpp"
+#include "topo/plan/omp_env.hpp"
 
 using namespace gputopo::launch;
 using gputopo::EnvVar;
@@ -211,4 +212,50 @@ TEST_CASE("binding without the plugin: plugin present, mode none, unreadable top
     NodeOnce evil(pattern, "../etc/x", "h");
     CHECK_THAT(bind_task(env_of({{"SLURM_STEP_GPUS", "0"}, {"SLURM_STEP_ID", "0"}}), evil).note,
                Catch::Contains("not a plain name"));
+}
+
+TEST_CASE("torchrun's workers: the Slurm task's CPUs, -c shared, the plugin's OpenMP values not the user's", "[launcher][torchrun]") {
+    gputopo::Node node = gputopo::load_topology_file(gputopo_test::topology(
+        "hwloc/llnl-dell-xe8640_2xXeon8480+-SNC4_4xH100-SXM5_4xIB-CX7+CX6_NVLinkBW_hwloc2.12.xml"));
+    const gputopo::CpuSet task = gputopo::CpuSet::parse_list("0-7");
+    // What the plugin set for the whole task with -c 8 (one place per CPU).
+    std::map<std::string, std::string> m = {{"GPUTOPO_MODE", "closest"}, {"GPUTOPO_CPUS", "0-7"}, {"SLURM_CPUS_PER_TASK", "8"},
+                                            {"GROUP_RANK", "0"}, {"LOCAL_WORLD_SIZE", "2"}, {"LOCAL_RANK", "1"}};
+    for (const auto& v : gputopo::omp_env(node, task, true)) m[v.name] = v.value;
+    WorkerView w = worker_view(env_of(m), node, 2);
+    REQUIRE(w.task_cpus);
+    CHECK(w.task_cpus->to_list() == "0-7");
+    CHECK(w.env("SLURM_CPUS_PER_TASK") == std::optional<std::string>("4"));
+    CHECK_FALSE(w.env("OMP_PLACES"));
+    CHECK_FALSE(w.env("OMP_NUM_THREADS"));
+    CHECK_FALSE(w.env("OMP_PROC_BIND"));
+    CHECK(w.hidden.size() == 3);
+    CHECK(w.env("LOCAL_RANK") == std::optional<std::string>("1"));
+
+    // The user's own OpenMP values stay theirs.
+    auto user = m;
+    user["OMP_PLACES"] = "cores";
+    user["OMP_NUM_THREADS"] = "3";
+    w = worker_view(env_of(user), node, 2);
+    CHECK(w.env("OMP_PLACES") == std::optional<std::string>("cores"));
+    CHECK(w.env("OMP_NUM_THREADS") == std::optional<std::string>("3"));
+    CHECK(w.hidden.empty());
+
+    // Not torchrun (mpirun's ranks in a batch script are Slurm's tasks by count): -c is each one's.
+    auto mpi = m;
+    mpi.erase("GROUP_RANK");
+    CHECK(worker_view(env_of(mpi), node, 2).env("SLURM_CPUS_PER_TASK") == std::optional<std::string>("8"));
+    // More workers than CPUs: at least one each.
+    CHECK(worker_view(env_of(m), node, 16).env("SLURM_CPUS_PER_TASK") == std::optional<std::string>("1"));
+
+    // Without the plugin's binding: the process's affinity stands, nothing hidden.
+    auto bare = m;
+    bare.erase("GPUTOPO_MODE");
+    w = worker_view(env_of(bare), node, 2);
+    CHECK_FALSE(w.task_cpus);
+    CHECK(w.env("OMP_PLACES") == std::optional<std::string>(m["OMP_PLACES"]));
+    // A GPUTOPO_CPUS that is not a CPU list: the affinity stands.
+    auto junk = m;
+    junk["GPUTOPO_CPUS"] = "zz";
+    CHECK_FALSE(worker_view(env_of(junk), node, 2).task_cpus);
 }
