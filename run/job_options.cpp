@@ -175,7 +175,7 @@ std::string job_usage() {
            "  --mtbf-per-node D     MTBF per node in the waste model (default 6000h)\n"
            "  --slow-nodes MODE     off, report (default: an event names a slow node) or replace (by a\n"
            "                        spare, at the next checkpoint the program reports)\n"
-           "  --slow-fraction F     a node is slow below F x the median node rate (default 0.75)\n"
+           "  --slow-fraction F     a node is slow below F x the median node rate (default 0.5)\n"
            "  --slow-windows N      ... for N consecutive windows (default 3)\n"
            "  --slow-window S       length of one window (default 60)\n"
            "  --srun-arg ARG        pass ARG to srun (repeatable)\n"

@@ -50,7 +50,7 @@ const char* slow_action_name(SlowAction a);  // "off", "report", "replace"
 
 struct SlowPolicy {
     SlowAction action = SlowAction::Report;  // --slow-nodes
-    double fraction = 0.75;                  // --slow-fraction: slow below this x the median rate
+    double fraction = 0.5;                   // --slow-fraction: slow below this x the median rate
     int windows = 3;                         // --slow-windows: consecutive slow windows to flag a node
     double window_s = 60;                    // --slow-window: length of one window
 };

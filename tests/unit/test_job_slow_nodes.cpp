@@ -242,7 +242,7 @@ TEST_CASE("gputopo run: the slow-node options", "[job][slow]") {
     CHECK(o.slow.window_s == 120);
     o = parse_job_options({"--", "x"});
     CHECK(o.slow.action == SlowAction::Report);
-    CHECK(o.slow.fraction == 0.75);
+    CHECK(o.slow.fraction == 0.5);
     CHECK(o.slow.windows == 3);
     CHECK(o.slow.window_s == 60);
     CHECK_THROWS_WITH(parse_job_options({"--slow-nodes", "yes", "--", "x"}),
