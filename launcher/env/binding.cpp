@@ -1,5 +1,6 @@
 #include "launcher/env/binding.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 
@@ -133,22 +134,18 @@ WorkerView worker_view(const Getenv& task_env, const Node& node, int local_tasks
         try {
             const CpuSet task = CpuSet::parse_list(*cpus);
             if (!task.empty()) w.task_cpus = task;
-            // The plugin's OMP_* for the whole task: per core, or per CPU with -c.
-            for (bool per_thread : {false, true}) {
-                const std::vector<EnvVar> plugin = omp_env(node, task, per_thread);
-                auto value = [&](const char* name) {
-                    for (const auto& v : plugin)
-                        if (v.name == name) return v.value;
-                    return std::string();
-                };
-                if (task_env(env::kOmpPlaces).value_or("") != value(env::kOmpPlaces)) continue;
-                for (const char* name : {env::kOmpPlaces, env::kOmpNumThreads, env::kOmpProcBind})
-                    if (task_env(name).value_or("") == value(name)) {
-                        over[name] = std::nullopt;
-                        w.hidden.push_back(name);
-                    }
-                break;
-            }
+            // The plugin's OMP_* for the whole task, by its rule (step_binding: one place per CPU
+            // with -c, else per core); where OMP_PLACES is still the plugin's, those unchanged are too.
+            const bool per_thread = step::read_step_inputs(task_env).cpus_per_task > 0;
+            const std::vector<EnvVar> plugin = omp_env(node, task, per_thread);
+            const bool places = std::any_of(plugin.begin(), plugin.end(), [&](const EnvVar& v) {
+                return v.name == env::kOmpPlaces && task_env(v.name) == v.value;
+            });
+            for (const EnvVar& v : plugin)
+                if (places && task_env(v.name) == v.value) {
+                    over[v.name] = std::nullopt;
+                    w.hidden.push_back(v.name);
+                }
         } catch (const std::exception&) {
             w.task_cpus.reset();  // not a CPU list: the process's affinity stands
             w.hidden.clear();
