@@ -22,8 +22,8 @@
 #   spank/*.cpp       -> Slurm-free plugin logic (linked into tests too)
 #   spank/glue/*.cpp  -> the SPANK entry points (include <slurm/spank.h>)
 #   launcher/*.cpp launcher/*/*.cpp -> gputopo-launch (launcher/main.cpp holds main();
-#                     one folder per phase: options, ranks, env, child, failure, requeue, state;
-#                     job/ is the job-level supervisor's)
+#                     one folder per phase: options, ranks, env, child, failure, requeue, state)
+#   run/*.cpp         -> `gputopo run`, the job-level supervisor (in libgputopo-launch.a; cli/cmd_run calls it)
 #   tests/unit/*.cpp  -> unit-tests (Catch2)
 #   tests/fakes/nvml/*.cpp -> a fake libnvidia-ml.so.1 for tests
 #   bench/*.cpp       -> one benchmark binary each

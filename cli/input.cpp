@@ -39,16 +39,20 @@ std::string plugin_topology_file(const std::string& node) {
         return v ? std::optional<std::string>(v) : std::nullopt;
     };
     const std::string plugstack = slurm_config_dir(env) + "/plugstack.conf";
-    const auto words = spank::gputopo_plugstack_args(plugstack);
-    if (!words)
+    std::optional<spank::PluginConfig> site;  // the site's line, read as gputopo-launch reads it
+    try {
+        site = spank::site_plugin_config(plugstack);
+    } catch (const TopologyError& e) {
+        throw TopologyError("--node " + node + ": " + e.what());
+    }
+    struct stat sb {};
+    if (!site && ::stat(plugstack.c_str(), &sb) != 0)
+        throw TopologyError("--node " + node + ": " + plugstack +
+                            " does not exist (expected Slurm's plugstack.conf, in SLURM_CONF's directory, else /etc/slurm)");
+    if (!site)
         throw TopologyError("--node " + node + ": " + plugstack +
                             " loads no gputopo.so (expected a line 'optional PATH/gputopo.so topology=... or cache=...')");
-    spank::PluginConfig config;
-    try {
-        config = spank::parse_plugstack_args(*words);
-    } catch (const ParseError& e) {
-        throw TopologyError("--node " + node + ": " + plugstack + ": " + e.what());
-    }
+    const spank::PluginConfig& config = *site;
     if (!config.topology.empty()) {  // %n and %h both NAME: the file the plugin reads on that node
         try {
             return step::expand_path(config.topology, node, node);

@@ -62,6 +62,10 @@ std::optional<std::vector<std::string>> gputopo_plugstack_args(const std::string
     return r.read(plugstack_conf, 0);
 }
 
+namespace {
+constexpr char kArgPrefix[] = "plugstack.conf: ";
+}  // namespace
+
 std::optional<PluginConfig> site_plugin_config(const std::string& plugstack_conf) {
     struct stat sb {};
     if (::stat(plugstack_conf.c_str(), &sb) != 0 && errno == ENOENT) return std::nullopt;
@@ -70,7 +74,10 @@ std::optional<PluginConfig> site_plugin_config(const std::string& plugstack_conf
     try {
         return parse_plugstack_args(*words);
     } catch (const ParseError& e) {
-        throw TopologyError(plugstack_conf + ": " + e.what());
+        // The argument messages start "plugstack.conf: "; the path names the file instead.
+        std::string why = e.what();
+        if (why.rfind(kArgPrefix, 0) == 0) why.erase(0, sizeof kArgPrefix - 1);
+        throw TopologyError(plugstack_conf + ": " + why);
     }
 }
 

@@ -115,5 +115,5 @@ TEST_CASE("gputopo-launch reads the topology file the site's plugstack.conf name
     std::ofstream(e.dir + "/plugstack.conf") << "optional /usr/lib/slurm/gputopo.so colour=blue\n";
     r = launch(launcher, {"--gpu-topo=closest", "--dry-run", "--", "true"}, took);
     INFO(r.out << r.err);
-    CHECK_THAT(r.out + r.err, Catch::Contains(e.dir + "/plugstack.conf: plugstack.conf: unknown argument 'colour'"));
+    CHECK_THAT(r.out + r.err, Catch::Contains(e.dir + "/plugstack.conf: unknown argument 'colour'"));
 }

@@ -581,6 +581,8 @@ TEST_CASE("gputopo show/plan --node NAME read the topology file or cache the plu
     auto live_only = gputopo_test::run_cli(cli, {"show", "--node", "gpu7"});
     std::filesystem::remove(dir + "/plugstack.conf.d/gputopo.conf");
     auto no_line = gputopo_test::run_cli(cli, {"show", "--node", "gpu7"});
+    setenv("SLURM_CONF", (dir + "/nowhere/slurm.conf").c_str(), 1);
+    auto no_file = gputopo_test::run_cli(cli, {"show", "--node", "gpu7"});
     unsetenv("SLURM_CONF");
     auto by_file = gputopo_test::run_cli(cli, {"plan", "--topology", fixture, "--format", "json"});
     REQUIRE(by_file.rc == 0);
@@ -595,6 +597,8 @@ TEST_CASE("gputopo show/plan --node NAME read the topology file or cache the plu
     CHECK(live_only.err.find("neither topology= nor cache=") != std::string::npos);
     CHECK(no_line.rc == 1);
     CHECK(no_line.err.find(dir + "/plugstack.conf loads no gputopo.so") != std::string::npos);
+    CHECK(no_file.rc == 1);
+    CHECK(no_file.err.find(dir + "/nowhere/plugstack.conf does not exist") != std::string::npos);
 }
 
 TEST_CASE("islands without islands=: Slurm's config dir, topology.yaml before topology.conf, islands= adds",
