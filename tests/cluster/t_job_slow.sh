@@ -7,9 +7,13 @@
 # limits): about 40 ms of matrix products and 50 ms of pause per step.
 # One job, sbatch -N3 --no-kill, `gputopo run --spares 1 --slow-nodes replace
 # --slow-window 2 --slow-windows 3`: two slots (one rank each), one spare. A
-# node is throttled by a duty-cycled stop of its rank (SIGSTOP 300 ms of every
-# 330 ms): in DDP the other rank waits for it in every step, so both ranks'
-# step counts advance alike; only the time in their own work differs.
+# node is throttled by a duty-cycled stop of its rank (SIGSTOP 45 ms of every
+# 50 ms: a node about 10x slower): in DDP the other rank waits for it in every
+# step, so both ranks' step counts advance alike; only the time in their own
+# work differs. The cycle is short beside the rank's own work per step (a few
+# ms of matrix products), so that work is stretched whatever the host's speed;
+# with 300 ms of every 330 ms, a fast host's few ms of work mostly fit between
+# two stops and the throttled rank's busy rate stayed above half the median.
 #  1. rank 1's node throttled for 3 s only: a slow window is seen (slow_window
 #     event), but no slow_node event and no restart;
 #  2. rank 1's node throttled until it is replaced: a slow_node event names the
@@ -47,7 +51,7 @@ sys.exit(0 if s and s == list(range(int(sys.argv[2]) + 1, int(sys.argv[2]) + 1 +
 }
 last_step() { sed -n 's/^step=//p' "$1" 2>/dev/null | tail -n 1; }
 resumed_from() { sed -n 's/.* ckpt=[^ ]*step-\([0-9]*\)\.pt .*/\1/p' "$1" 2>/dev/null | sort -u | tr '\n' ' ' | sed 's/ $//'; }
-# throttle PID MS: stops PID for 300 ms of every 330 ms, for MS milliseconds (0: until PID ends);
+# throttle PID MS: stops PID for 45 ms of every 50 ms, for MS milliseconds (0: until PID ends);
 # one process with its own clock (a shell loop's sleeps stretch on a loaded host).
 throttle() {
     $PY -c '
@@ -57,9 +61,9 @@ end = time.monotonic() + ms / 1000.0
 try:
     while ms == 0 or time.monotonic() < end:
         os.kill(pid, signal.SIGSTOP)
-        time.sleep(0.3)
+        time.sleep(0.045)
         os.kill(pid, signal.SIGCONT)
-        time.sleep(0.03)
+        time.sleep(0.005)
 except ProcessLookupError:
     pass
 finally:
