@@ -14,6 +14,7 @@
 #            (tests/release/deb_check.sh)
 #   GPUTOPO_RELEASE_EXTRA_PACKAGES="python3-torch": Debian packages added to the root (a root
 #   of its own in the cache), for the cluster tests that run a real training job.
+#   GPUTOPO_RELEASE_DEBUG_INFO=-g1: the build's debug information (Makefile DEBUG_INFO; CI).
 #
 # The root (Slurm, munge and the build dependencies installed) is cached as a tarball
 # under $GPUTOPO_RELEASE_CACHE (default /var/cache/gputopo/release); without it the cold
@@ -154,7 +155,9 @@ copy_source() { (cd "$src" && git ls-files -co --exclude-standard -z | tar --nul
 bg_wait copy_source
 
 # 3. Build; then what was asked.
-in_root "cd /src && make -j2 all > /tmp/build.log 2>&1 || { tail -n 30 /tmp/build.log; exit 1; }; grep -m1 'building against Slurm' /tmp/build.log || true"
+# GPUTOPO_RELEASE_DEBUG_INFO=-g1: the Makefile's DEBUG_INFO (CI: line tables only, a faster build).
+debug_info=${GPUTOPO_RELEASE_DEBUG_INFO:+DEBUG_INFO=$GPUTOPO_RELEASE_DEBUG_INFO}
+in_root "cd /src && make -j2 $debug_info all > /tmp/build.log 2>&1 || { tail -n 30 /tmp/build.log; exit 1; }; grep -m1 'building against Slurm' /tmp/build.log || true"
 stamp "built"
 
 status=0
